@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// Applies our two fixes to fuse-native 2.2.6 and rebuilds its addon, so the mount
+// gets the real mtime in utimens (cp -a, rsync -a, mv keep times) and a working
+// userId option. Idempotent: a marker records the patched source's hash, and the
+// rebuild is skipped while the built addon matches it.
+import { createHash } from 'node:crypto'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+
+const require = createRequire(import.meta.url)
+const dir = path.dirname(require.resolve('fuse-native/package.json'))
+const version = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version
+if (version !== '2.2.6') {
+  console.error(`patch-fuse-native: expected fuse-native 2.2.6, found ${version}; the patch targets 2.2.6 only`)
+  process.exit(1)
+}
+
+const fixes = [
+  // utimens passed atime in both argument slots: JS never saw mtime.
+  { file: 'fuse-native.c', from: 'FUSE_UINT64_TO_INTS_ARGV(l->atime, 5)', to: 'FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)' },
+  // userId pushed 'user_id=' and the value as two items: "-ouser_id=,1000".
+  { file: 'index.js', from: "options.push('user_id=', this.opts.userId)", to: "options.push('user_id=' + this.opts.userId)" },
+]
+for (const fix of fixes) {
+  const p = path.join(dir, fix.file)
+  const src = readFileSync(p, 'utf8')
+  if (src.includes(fix.to)) continue
+  if (!src.includes(fix.from)) {
+    console.error(`patch-fuse-native: ${fix.file} has neither the original nor the patched text`)
+    process.exit(1)
+  }
+  writeFileSync(p, src.replace(fix.from, fix.to))
+}
+
+const sourceHash = createHash('sha256').update(readFileSync(path.join(dir, 'fuse-native.c'))).digest('hex')
+const marker = path.join(dir, 'build', 'Release', '.transferfs-patched')
+const addon = path.join(dir, 'build', 'Release', 'fuse.node')
+if (existsSync(addon) && existsSync(marker) && readFileSync(marker, 'utf8') === sourceHash) process.exit(0)
+
+const npmDir = path.dirname(path.dirname(process.execPath))
+const candidates = [
+  path.join(npmDir, 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+  path.join(npmDir, 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+]
+const gyp = candidates.find((c) => existsSync(c))
+if (!gyp) {
+  console.error('patch-fuse-native: node-gyp not found next to npm; install it with `npm i -g node-gyp`')
+  process.exit(1)
+}
+const args = [gyp, 'rebuild']
+// Build against the installed Node headers when they are there: no download needed.
+if (existsSync('/usr/include/node/node_api.h')) args.push('--nodedir=/usr')
+execFileSync(process.execPath, args, { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] })
+writeFileSync(marker, sourceHash)
+console.error('patch-fuse-native: fuse-native rebuilt with the utimens and userId fixes')

@@ -1,0 +1,48 @@
+// What the read path needs from the service, and nothing more. The mount wires the
+// client (src/api) into this port; tests of src/read drive it with the real client
+// against the local service, or with a small in-memory source for pure chunk logic.
+
+/** One file of one transfer, as the read path knows it. */
+export interface RemoteFile {
+  transferId: string
+  /** The service's file name (FileDto.filename): GetRangeHash's `thefilename`. */
+  fileName: string
+  size: number
+  /** Lowercase hex MD5 of the whole file, when the service gave one. */
+  md5: string | null
+  /** FileDto.downloadurl, used as returned (it may carry a signed token). */
+  downloadUrl: string
+  /**
+   * Identity of these exact bytes: transfer id, file id, size and md5 (or another
+   * version mark). A replaced file gets a new key, so cached bytes of the old one
+   * can never be served for it.
+   */
+  cacheKey: string
+}
+
+export interface RangeSource {
+  /** Bytes [start, end) of the file; exactly end - start bytes or it throws. */
+  fetchRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): Promise<Buffer>
+  /**
+   * The same as a stream of pieces as they arrive (for hashing while receiving,
+   * and for serving a verified prefix before the whole range is in).
+   */
+  streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<Buffer>
+  /** Lowercase hex MD5 of bytes [position, position + length), from GetRangeHash. */
+  rangeHash(file: RemoteFile, position: number, length: number, signal?: AbortSignal): Promise<string>
+}
+
+/**
+ * What the filesystem core asks of the read path: an open file's bytes. One handle
+ * per open(2), so the read path can see sequential access per handle and prefetch.
+ */
+export interface FileContent {
+  open(file: RemoteFile): ContentHandle
+}
+
+export interface ContentHandle {
+  /** Up to `length` bytes at `position` (fewer only at end of file), verified. */
+  read(position: number, length: number): Promise<Buffer>
+  /** The handle is gone (release): stop its prefetch. */
+  close(): void
+}

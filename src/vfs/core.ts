@@ -1,0 +1,79 @@
+// The filesystem core as the FUSE adapter sees it: paths in, attributes, names and
+// bytes out. It knows nothing of FUSE; tests drive it directly. Errors are thrown as
+// FsError (a POSIX code the core chose) or as the client's errors (ServiceError,
+// NetworkError, IntegrityError), which the adapter alone maps to errno.
+
+export type FsErrorCode =
+  | 'ENOENT' | 'EACCES' | 'EPERM' | 'EIO' | 'EROFS' | 'EEXIST' | 'ENOTDIR' | 'EISDIR'
+  | 'ENOTEMPTY' | 'EINVAL' | 'ENOSPC' | 'ENODATA' | 'EOPNOTSUPP' | 'ENAMETOOLONG' | 'EBADF'
+  | 'ENOSYS' | 'ETIMEDOUT' | 'EXDEV' | 'EBUSY' | 'EFBIG'
+
+export class FsError extends Error {
+  override readonly name = 'FsError'
+  constructor(readonly code: FsErrorCode, message?: string) {
+    super(message ?? code)
+  }
+}
+
+/** What getattr answers. Times are JS Dates; mode includes the file type bits. */
+export interface NodeAttr {
+  mode: number
+  size: number
+  mtime: Date
+  atime: Date
+  ctime: Date
+  nlink: number
+  uid: number
+  gid: number
+}
+
+export interface StatFs {
+  bsize: number
+  frsize: number
+  blocks: number
+  bfree: number
+  bavail: number
+  files: number
+  ffree: number
+  favail: number
+  namemax: number
+}
+
+/** Flags as open(2) passes them (O_RDONLY = 0, O_WRONLY = 1, O_RDWR = 2, O_TRUNC, ...). */
+export type OpenFlags = number
+
+/**
+ * The operations the FUSE adapter forwards. Read-only ops are required; the
+ * writable ones exist for the outbox and sent folders, and answer EROFS elsewhere.
+ */
+export interface FileSystemCore {
+  getattr(path: string): Promise<NodeAttr>
+  readdir(path: string): Promise<string[]>
+  open(path: string, flags: OpenFlags): Promise<number>
+  read(path: string, fh: number, length: number, position: number): Promise<Buffer>
+  release(path: string, fh: number): Promise<void>
+  statfs(path: string): Promise<StatFs>
+  getxattr(path: string, name: string): Promise<Buffer>
+  listxattr(path: string): Promise<string[]>
+
+  create?(path: string, mode: number): Promise<number>
+  write?(path: string, fh: number, data: Buffer, position: number): Promise<number>
+  flush?(path: string, fh: number): Promise<void>
+  fsync?(path: string, fh: number, datasync: boolean): Promise<void>
+  truncate?(path: string, size: number): Promise<void>
+  ftruncate?(path: string, fh: number, size: number): Promise<void>
+  unlink?(path: string): Promise<void>
+  rename?(from: string, to: string): Promise<void>
+  mkdir?(path: string, mode: number): Promise<void>
+  rmdir?(path: string): Promise<void>
+  chmod?(path: string, mode: number): Promise<void>
+  chown?(path: string, uid: number, gid: number): Promise<void>
+  utimens?(path: string, atime: Date, mtime: Date): Promise<void>
+  symlink?(target: string, path: string): Promise<void>
+  readlink?(path: string): Promise<string>
+  setxattr?(path: string, name: string, value: Buffer): Promise<void>
+  removexattr?(path: string, name: string): Promise<void>
+
+  /** Called once the adapter stops taking new operations, before the unmount. */
+  shutdown?(): Promise<void>
+}
