@@ -1,0 +1,335 @@
+// The metadata cache: what the tree knows about transfers, filled by listings and
+// details, kept for a TTL and refreshed without blocking (see refreshing.ts). getattr,
+// lookup and readdir are answered from here; only a first visit of something waits for
+// the service. Passwords given through `.password` live here, in memory only.
+//
+// What is shown (the inbox's default excludes expired transfers, decisions.md):
+// - inbox/ and sent/ list only complete transfers that have not expired. An expired
+//   transfer's downloads answer 404, so listing it would show files that cannot be read;
+//   cancelled and deleted transfers leave the inbox; unfinished ones are still uploading.
+// - by-id/<id or trackid> opens any transfer the caller can see, expired, cancelled or
+//   deleted included: those show only their `.transfer.json` (which says why).
+import { ServiceError } from '../api/errors.js'
+import type { Transfer } from '../api/types.js'
+import type { Account, TransferCatalog } from './catalog.js'
+import { FsError } from './core.js'
+import { disambiguate, transferFolderName } from './names.js'
+import { Refreshing, type RefreshPolicy } from './refreshing.js'
+import type { Clock, VfsSettings } from './settings.js'
+import { buildTransferTree, type TreeDir } from './transfer-tree.js'
+
+const MAX_BY_ID_LOOKUPS = 4096
+
+export type Place = 'inbox' | 'sent' | 'by-id'
+
+/** How a transfer's details are fetched: by its id or by a recipient's trackid. */
+export interface TransferRef {
+  key: string
+  via: 'id' | 'trackid'
+  token: string
+}
+
+/** A transfer folder of the tree. `summary` is what a listing said (null when unknown). */
+export interface TransferEntry {
+  ref: TransferRef
+  place: Place
+  summary: Transfer | null
+}
+
+export interface FolderListing {
+  /** Display order: newest first. */
+  names: string[]
+  byName: Map<string, TransferEntry>
+  /** Entries by transfer id and by trackid, for by-id look-ups without a call. */
+  byIdentifier: Map<string, TransferEntry>
+}
+
+type Details =
+  | { state: 'found'; transfer: Transfer }
+  | { state: 'locked' }
+  | { state: 'gone' }
+
+/** What a transfer folder holds right now. */
+export type Contents =
+  | { state: 'locked' }
+  | { state: 'open'; transfer: Transfer; tree: TreeDir }
+  /** Expired, cancelled, deleted or unfinished: only its `.transfer.json`. */
+  | { state: 'closed'; transfer: Transfer }
+  | { state: 'gone' }
+
+export function idRef(id: string): TransferRef {
+  return { key: `id:${id}`, via: 'id', token: id }
+}
+
+function trackRef(trackid: string): TransferRef {
+  return { key: `track:${trackid}`, via: 'trackid', token: trackid }
+}
+
+function statusOf(error: unknown): string | null {
+  return error instanceof ServiceError ? error.responsestatus : null
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof ServiceError && (error.responsestatus === 'NotFound' || error.httpStatus === 404)
+}
+
+function needsPassword(error: unknown): boolean {
+  return statusOf(error) === 'PasswordRequired'
+}
+
+function isWrongPassword(error: unknown): boolean {
+  const status = statusOf(error)
+  return status === 'AccessDenied' || status === 'CaptchaRequiredForNextLogin'
+}
+
+export function isReadable(transfer: Transfer): boolean {
+  return transfer.status === 'STATUS_COMPLETE' && !transfer.isexpired
+}
+
+function bySentDate(a: { sentdate: number; id: string }, b: { sentdate: number; id: string }): number {
+  if (a.sentdate !== b.sentdate) return a.sentdate - b.sentdate
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+}
+
+export function buildListing(place: Place, items: Array<{ ref: TransferRef; summary: Transfer | null }>): FolderListing {
+  const seen = new Set<string>()
+  const unique = items.filter((item) => !seen.has(item.ref.key) && seen.add(item.ref.key))
+  // Names are given oldest first, so a new arrival never renames an older folder.
+  const ordered = unique
+    .map((item) => ({ ...item, sentdate: item.summary?.sentdate ?? 0, id: item.ref.token }))
+    .sort(bySentDate)
+  const names = disambiguate(
+    ordered.map((item) =>
+      item.summary
+        ? transferFolderName(item.summary.sentdate, item.summary.subject, item.summary.id)
+        : transferFolderName(null, '(password protected)', item.ref.token),
+    ),
+  )
+  const byName = new Map<string, TransferEntry>()
+  const byIdentifier = new Map<string, TransferEntry>()
+  ordered.forEach((item, i) => {
+    const entry: TransferEntry = { ref: item.ref, place, summary: item.summary }
+    byName.set(names[i]!, entry)
+    byIdentifier.set(item.ref.token, entry)
+    if (item.summary?.trackid) byIdentifier.set(item.summary.trackid, entry)
+  })
+  return { names: names.slice().reverse(), byName, byIdentifier }
+}
+
+export class MetadataStore {
+  private readonly policy: RefreshPolicy
+  private readonly pending = new Set<Promise<unknown>>()
+  private readonly inboxListing: Refreshing<FolderListing>
+  private readonly sentListing: Refreshing<FolderListing>
+  private readonly accountInfo: Refreshing<Account>
+  private readonly details = new Map<string, Refreshing<Details>>()
+  private readonly byIdLookups = new Map<string, Refreshing<TransferEntry | null>>()
+  private readonly passwords = new Map<string, string>()
+  private readonly trees = new WeakMap<Transfer, TreeDir>()
+  /** The last background refresh failure, for `.status` and logs (never holds a secret). */
+  lastRefreshError: unknown = undefined
+
+  constructor(private readonly catalog: TransferCatalog, settings: VfsSettings, clock: Clock) {
+    this.policy = {
+      clock,
+      ttlMs: settings.listingTtlMs,
+      failureBackoffMs: settings.failureBackoffMs,
+      track: (refresh) => {
+        this.pending.add(refresh)
+        void refresh.finally(() => this.pending.delete(refresh))
+      },
+      onError: (error) => {
+        this.lastRefreshError = error
+      },
+    }
+    this.inboxListing = new Refreshing(() => this.loadInbox(), this.policy)
+    this.sentListing = new Refreshing(() => this.loadSent(settings.detailsConcurrency), this.policy)
+    this.accountInfo = new Refreshing(() => this.catalog.account(), this.policy)
+  }
+
+  inbox(): Promise<FolderListing> {
+    return this.inboxListing.get()
+  }
+
+  peekInbox(): FolderListing | undefined {
+    return this.inboxListing.peek()
+  }
+
+  sent(): Promise<FolderListing> {
+    return this.sentListing.get()
+  }
+
+  peekSent(): FolderListing | undefined {
+    return this.sentListing.peek()
+  }
+
+  account(): Promise<Account> {
+    return this.accountInfo.get()
+  }
+
+  /** A transfer already known from a listing, by id or trackid, without any call. */
+  private known(name: string): TransferEntry | undefined {
+    const entry = this.peekInbox()?.byIdentifier.get(name) ?? this.peekSent()?.byIdentifier.get(name)
+    return entry && { ...entry, place: 'by-id' }
+  }
+
+  /** by-id/<name>: a transfer by id, else by trackid; null when the caller cannot see one. */
+  async byId(name: string): Promise<TransferEntry | null> {
+    const known = this.known(name)
+    if (known) return known
+    let lookup = this.byIdLookups.get(name)
+    // A name once found keeps meaning that transfer (its contents refresh with its details);
+    // only "not found" is asked again after the TTL.
+    const found = lookup?.peek()
+    if (found) return found
+    if (!lookup) {
+      // Names looked up by hand are few; a script trying many must not grow this forever.
+      if (this.byIdLookups.size >= MAX_BY_ID_LOOKUPS) {
+        this.byIdLookups.delete(this.byIdLookups.keys().next().value!)
+      }
+      lookup = new Refreshing(() => this.lookUp(name), this.policy)
+      this.byIdLookups.set(name, lookup)
+    }
+    return lookup.get()
+  }
+
+  peekById(name: string): TransferEntry | null | undefined {
+    return this.known(name) ?? this.byIdLookups.get(name)?.peek()
+  }
+
+  private async lookUp(name: string): Promise<TransferEntry | null> {
+    for (const ref of [idRef(name), trackRef(name)]) {
+      const found = await this.loadDetails(ref)
+      if (found.state === 'gone') continue
+      this.detailsOf(ref).set(found)
+      return { ref, place: 'by-id', summary: found.state === 'found' ? found.transfer : null }
+    }
+    return null
+  }
+
+  async contents(entry: TransferEntry): Promise<Contents> {
+    if (this.isLockedByListing(entry)) return { state: 'locked' }
+    return this.contentsOf(await this.detailsOf(entry.ref).get())
+  }
+
+  /** The contents if already known, without any call or refresh. */
+  peekContents(entry: TransferEntry): Contents | undefined {
+    if (this.isLockedByListing(entry)) return { state: 'locked' }
+    const details = this.details.get(entry.ref.key)?.peek()
+    return details && this.contentsOf(details)
+  }
+
+  isUnlocked(entry: TransferEntry): boolean {
+    return this.passwords.has(entry.ref.key)
+  }
+
+  /** Tries a password; right: the folder opens for the life of the mount. Wrong: EACCES. */
+  async unlock(entry: TransferEntry, password: string): Promise<void> {
+    if (this.passwords.get(entry.ref.key) === password) return
+    let transfer: Transfer
+    try {
+      transfer = await this.fetchDetails(entry.ref, password)
+    } catch (error) {
+      if (isWrongPassword(error) || needsPassword(error)) throw new FsError('EACCES', 'wrong password')
+      throw error
+    }
+    this.passwords.set(entry.ref.key, password)
+    this.detailsOf(entry.ref).set({ state: 'found', transfer })
+    const byTransferId = idRef(transfer.id)
+    if (byTransferId.key !== entry.ref.key && !this.passwords.has(byTransferId.key)) {
+      this.passwords.set(byTransferId.key, password)
+      this.detailsOf(byTransferId).expire()
+    }
+  }
+
+  /** Everything becomes stale: the next access refreshes (an explicit "look again"). */
+  expireAll(): void {
+    this.inboxListing.expire()
+    this.sentListing.expire()
+    this.accountInfo.expire()
+    for (const details of this.details.values()) details.expire()
+    this.byIdLookups.clear()
+  }
+
+  /** Resolves once no background refresh is running. */
+  async whenIdle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending])
+  }
+
+  private isLockedByListing(entry: TransferEntry): boolean {
+    return entry.summary?.passwordprotected === true && !this.passwords.has(entry.ref.key)
+  }
+
+  private contentsOf(details: Details): Contents {
+    if (details.state !== 'found') return details
+    const transfer = details.transfer
+    if (!isReadable(transfer)) return { state: 'closed', transfer }
+    let tree = this.trees.get(transfer)
+    if (!tree) {
+      tree = buildTransferTree(transfer)
+      this.trees.set(transfer, tree)
+    }
+    return { state: 'open', transfer, tree }
+  }
+
+  private detailsOf(ref: TransferRef): Refreshing<Details> {
+    let details = this.details.get(ref.key)
+    if (!details) {
+      details = new Refreshing(() => this.loadDetails(ref), this.policy)
+      this.details.set(ref.key, details)
+    }
+    return details
+  }
+
+  private fetchDetails(ref: TransferRef, password: string | undefined): Promise<Transfer> {
+    const options = password === undefined ? {} : { password }
+    return ref.via === 'id' ? this.catalog.details(ref.token, options) : this.catalog.byTrackId(ref.token, options)
+  }
+
+  private async loadDetails(ref: TransferRef): Promise<Details> {
+    const password = this.passwords.get(ref.key)
+    try {
+      return { state: 'found', transfer: await this.fetchDetails(ref, password) }
+    } catch (error) {
+      if (needsPassword(error)) return { state: 'locked' }
+      if (isWrongPassword(error)) {
+        // The password changed (or was never right): lock again. Without one, the
+        // caller simply cannot see this transfer.
+        if (password === undefined) return { state: 'gone' }
+        this.passwords.delete(ref.key)
+        return { state: 'locked' }
+      }
+      if (isNotFound(error)) return { state: 'gone' }
+      throw error
+    }
+  }
+
+  private async loadInbox(): Promise<FolderListing> {
+    const transfers = await this.catalog.inbox()
+    return buildListing(
+      'inbox',
+      transfers.filter(isReadable).map((summary) => ({ ref: idRef(summary.id), summary })),
+    )
+  }
+
+  private async loadSent(concurrency: number): Promise<FolderListing> {
+    const sent = await this.catalog.sentIds()
+    for (const { id, password } of sent) {
+      const key = idRef(id).key
+      if (password !== undefined && !this.passwords.has(key)) this.passwords.set(key, password)
+    }
+    const items: Array<{ ref: TransferRef; summary: Transfer | null } | null> = new Array(sent.length).fill(null)
+    let next = 0
+    const worker = async (): Promise<void> => {
+      while (next < sent.length) {
+        const i = next++
+        const ref = idRef(sent[i]!.id)
+        const details = await this.detailsOf(ref).get()
+        if (details.state === 'locked') items[i] = { ref, summary: null }
+        else if (details.state === 'found' && isReadable(details.transfer)) items[i] = { ref, summary: details.transfer }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, sent.length)) }, worker))
+    return buildListing('sent', items.filter((item) => item !== null))
+  }
+}
