@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Applies our two fixes to fuse-native 2.2.6 and rebuilds its addon, so the mount
-// gets the real mtime in utimens (cp -a, rsync -a, mv keep times) and a working
-// userId option. Idempotent: a marker records the patched source's hash, and the
+// gets the real mtime in utimens (cp -a, rsync -a, mv keep times), a /dev/fuse handle
+// that child processes do not inherit, and a working userId option. Idempotent: a marker records the patched source's hash, and the
 // rebuild is skipped while the built addon matches it.
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
@@ -20,6 +20,11 @@ if (version !== '2.2.6') {
 const fixes = [
   // utimens passed atime in both argument slots: JS never saw mtime.
   { file: 'fuse-native.c', from: 'FUSE_UINT64_TO_INTS_ARGV(l->atime, 5)', to: 'FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)' },
+  // The /dev/fuse handle was inherited by every child the mounting process starts: a child still
+  // doing I/O on the mount when the daemon died kept the mount alive and hung in D state.
+  { file: 'fuse-native.c', from: '  if (ch == NULL) {\n    napi_throw_error(env, "fuse failed", "fuse failed");',
+    to: '  if (ch != NULL) fcntl(fuse_chan_fd(ch), F_SETFD, FD_CLOEXEC);\n  if (ch == NULL) {\n    napi_throw_error(env, "fuse failed", "fuse failed");' },
+  { file: 'fuse-native.c', from: '#include <unistd.h>\n', to: '#include <unistd.h>\n#include <fcntl.h>\n' },
   // userId pushed 'user_id=' and the value as two items: "-ouser_id=,1000".
   { file: 'index.js', from: "options.push('user_id=', this.opts.userId)", to: "options.push('user_id=' + this.opts.userId)" },
 ]

@@ -1,0 +1,224 @@
+// Every setting of transferfs in one place (rclone's options struct): its default,
+// its unit, its flag and its environment variable. Resolution order, highest first:
+// command-line flags > TRANSFERFS_* environment > config file > defaults.
+
+const KiB = 1024
+const MiB = 1024 * KiB
+const GiB = 1024 * MiB
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug'
+export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug']
+
+export interface Settings {
+  /** Base URL of the service's API, e.g. https://127.0.0.1:8443/api. */
+  apiUrl: string | null
+  /** The x-api-key sent with every request. Secret. */
+  apiKey: string | null
+  /** Path to a PEM file of extra certificate authorities to trust (the local service's CA). */
+  ca: string | null
+  /** Let other users see the mount (needs user_allow_other in /etc/fuse.conf when not root). */
+  allowOther: boolean
+  /** bytes: size of one HTTP Range fetch and of one cache entry. */
+  chunkSize: number
+  /** bytes: memory chunk cache bound. */
+  memoryCacheBytes: number
+  /** bytes: disk chunk cache bound. */
+  diskCacheBytes: number
+  /** ms: how long a listing is served before it is refreshed. */
+  listingTtlMs: number
+  /** ms: deadline of one FUSE read; a read waits for the verified chunk it needs. */
+  readTimeoutMs: number
+  /** ms: deadline of a metadata op (getattr, readdir, open, statfs, xattr, ...). */
+  metadataTimeoutMs: number
+  /** ms: deadline of a write-side op (write, create, flush, fsync, release, truncate, rename, ...). */
+  writeTimeoutMs: number
+  /** count: chunk fetches in flight at once. */
+  maxConcurrentFetches: number
+  /** ms: an outbox entry is sent once closed and unchanged for this long. */
+  settleMs: number
+  /** Message of sent transfers (download page and e-mails); null = none. */
+  message: string | null
+  /** days until a sent transfer expires; -1 = permanent; null = the account's default. */
+  days: number | null
+  /** E-mail the sender after downloads; null = the account's default. */
+  notify: boolean | null
+  /** E-mail the sender a confirmation when a transfer is complete; null = the account's default. */
+  confirmation: boolean | null
+  /** Password protecting sent transfers; null = none. Secret. */
+  password: string | null
+  logLevel: LogLevel
+  /** KiB: kernel readahead of the mount (root only, best effort); 0 = leave the kernel's. */
+  readAheadKb: number
+  /** count: FUSE max_background of the mount (root only, best effort); 0 = leave the kernel's. */
+  maxBackground: number
+  /** ms: on unmount, how long to wait for open files and the core's shutdown. */
+  shutdownGraceMs: number
+  /** ms: how often /proc/self/mountinfo is checked for an unmount done behind our back. */
+  unmountPollMs: number
+}
+
+export type SettingKey = keyof Settings
+type Kind = 'string' | 'bytes' | 'ms' | 'int' | 'bool' | 'logLevel'
+
+export interface SettingSpec {
+  key: SettingKey
+  kind: Kind
+  /** Can be null (not set); the default of such settings is null. */
+  nullable: boolean
+  default: Settings[SettingKey]
+  unit: string
+  description: string
+  /** Never printed or logged. */
+  secret?: boolean
+}
+
+function spec(key: SettingKey, kind: Kind, def: Settings[SettingKey], unit: string, description: string, secret = false): SettingSpec {
+  return { key, kind, nullable: def === null, default: def, unit, description, secret }
+}
+
+/** The table of all settings; flags and env names derive from the key (apiUrl → --api-url, TRANSFERFS_API_URL). */
+export const SETTINGS: readonly SettingSpec[] = [
+  spec('apiUrl', 'string', null, 'URL', 'base URL of the Transfer Service API'),
+  spec('apiKey', 'string', null, '', 'API key (x-api-key)', true),
+  spec('ca', 'string', null, 'path', 'PEM file of extra certificate authorities to trust'),
+  spec('allowOther', 'bool', false, '', 'let other users see the mount'),
+  spec('chunkSize', 'bytes', 50 * MiB, 'bytes', 'size of one ranged fetch and cache entry'),
+  spec('memoryCacheBytes', 'bytes', 512 * MiB, 'bytes', 'memory chunk cache size'),
+  spec('diskCacheBytes', 'bytes', 10 * GiB, 'bytes', 'disk chunk cache size'),
+  spec('listingTtlMs', 'ms', 30_000, 'ms', 'how long a listing is reused before a refresh'),
+  spec('readTimeoutMs', 'ms', 60_000, 'ms', 'deadline of one read on the mount'),
+  spec('metadataTimeoutMs', 'ms', 15_000, 'ms', 'deadline of a metadata operation on the mount'),
+  spec('writeTimeoutMs', 'ms', 60_000, 'ms', 'deadline of a write, flush or close on the mount'),
+  spec('maxConcurrentFetches', 'int', 4, 'count', 'chunk fetches in flight at once'),
+  spec('settleMs', 'ms', 3000, 'ms', 'quiet time before an outbox entry is sent'),
+  spec('message', 'string', null, '', 'message of sent transfers'),
+  spec('days', 'int', null, 'days', 'days until sent transfers expire (-1 = permanent)'),
+  spec('notify', 'bool', null, '', 'e-mail the sender after downloads'),
+  spec('confirmation', 'bool', null, '', 'e-mail the sender when a transfer is complete'),
+  spec('password', 'string', null, '', 'password protecting sent transfers', true),
+  spec('logLevel', 'logLevel', 'info', '', 'error, warn, info or debug'),
+  spec('readAheadKb', 'int', 4096, 'KiB', 'kernel readahead of the mount (root only; 0 = kernel default)'),
+  spec('maxBackground', 'int', 16, 'count', 'FUSE max_background of the mount (root only; 0 = kernel default)'),
+  spec('shutdownGraceMs', 'ms', 10_000, 'ms', 'wait for open files on unmount'),
+  spec('unmountPollMs', 'ms', 1000, 'ms', 'how often an external unmount is checked for'),
+]
+
+export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze(
+  Object.fromEntries(SETTINGS.map((s) => [s.key, s.default])) as unknown as Settings,
+)
+
+export function flagName(key: SettingKey): string {
+  return '--' + key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())
+}
+
+export function envName(key: SettingKey): string {
+  return 'TRANSFERFS_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase()
+}
+
+export type SettingSource = 'flag' | 'env' | 'file' | 'default'
+
+export interface ResolvedSettings {
+  settings: Settings
+  /** Where each value came from (for `transferfs config`). */
+  sources: Record<SettingKey, SettingSource>
+}
+
+export class SettingsError extends Error {
+  override readonly name = 'SettingsError'
+}
+
+const UNIT_BYTES: Record<string, number> = {
+  '': 1, b: 1, k: KiB, kb: KiB, kib: KiB, m: MiB, mb: MiB, mib: MiB, g: GiB, gb: GiB, gib: GiB, t: 1024 * GiB, tb: 1024 * GiB, tib: 1024 * GiB,
+}
+const UNIT_MS: Record<string, number> = { '': 1, ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000 }
+
+function parseWithUnit(text: string, units: Record<string, number>): number | null {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text)
+  if (!m) return null
+  const factor = units[(m[2] ?? '').toLowerCase()]
+  if (factor === undefined) return null
+  return Math.round(Number(m[1]) * factor)
+}
+
+/** Turns a raw value (a string from a flag or env, or a JSON value from the file) into the setting's type. */
+export function parseSettingValue(s: SettingSpec, raw: unknown, where: string): Settings[SettingKey] {
+  const fail = (): never => {
+    throw new SettingsError(`${where}: invalid value for ${s.key} (${s.kind}${s.unit ? ', ' + s.unit : ''})`)
+  }
+  if (raw === null) return s.nullable ? null : fail()
+  switch (s.kind) {
+    case 'string':
+      return typeof raw === 'string' ? raw : fail()
+    case 'logLevel':
+      return typeof raw === 'string' && (LOG_LEVELS as string[]).includes(raw.toLowerCase()) ? (raw.toLowerCase() as LogLevel) : fail()
+    case 'bool': {
+      if (typeof raw === 'boolean') return raw
+      if (typeof raw !== 'string') return fail()
+      const v = raw.trim().toLowerCase()
+      if (['1', 'true', 'yes', 'on'].includes(v)) return true
+      if (['0', 'false', 'no', 'off'].includes(v)) return false
+      if (s.nullable && ['', 'default'].includes(v)) return null
+      return fail()
+    }
+    case 'int': {
+      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : NaN
+      return Number.isSafeInteger(n) ? n : fail()
+    }
+    case 'bytes':
+    case 'ms': {
+      const n = typeof raw === 'number' ? raw : typeof raw === 'string' ? parseWithUnit(raw, s.kind === 'bytes' ? UNIT_BYTES : UNIT_MS) : null
+      return n !== null && Number.isSafeInteger(n) && n >= 0 ? n : fail()
+    }
+  }
+}
+
+export interface SettingsInput {
+  /** Values from the command line, keyed by setting key (commander's camelCase); undefined = not given. */
+  flags?: Partial<Record<string, unknown>>
+  /** The environment (process.env). */
+  env?: NodeJS.ProcessEnv
+  /** The parsed config file (an object keyed by setting key), or undefined when there is none. */
+  file?: unknown
+  /** Name of the config file, for error messages. */
+  fileName?: string
+}
+
+/** Pure resolution: flags > env > file > defaults. Unknown keys in the file are an error (a typo must not pass silently). */
+export function resolveSettings(input: SettingsInput): ResolvedSettings {
+  const env = input.env ?? {}
+  const file = input.file ?? {}
+  const fileName = input.fileName ?? 'config file'
+  if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new SettingsError(`${fileName}: expected a JSON object`)
+  const fileObj = file as Record<string, unknown>
+  const known = new Set<string>(SETTINGS.map((s) => s.key))
+  for (const k of Object.keys(fileObj)) {
+    if (!known.has(k)) throw new SettingsError(`${fileName}: unknown setting "${k}"`)
+  }
+  const settings = { ...DEFAULT_SETTINGS } as Record<SettingKey, Settings[SettingKey]>
+  const sources = {} as Record<SettingKey, SettingSource>
+  for (const s of SETTINGS) {
+    const flag = input.flags?.[s.key]
+    const envValue = env[envName(s.key)]
+    if (flag !== undefined) {
+      settings[s.key] = parseSettingValue(s, flag, flagName(s.key))
+      sources[s.key] = 'flag'
+    } else if (envValue !== undefined && envValue !== '') {
+      settings[s.key] = parseSettingValue(s, envValue, envName(s.key))
+      sources[s.key] = 'env'
+    } else if (Object.hasOwn(fileObj, s.key)) {
+      settings[s.key] = parseSettingValue(s, fileObj[s.key], `${fileName}: ${s.key}`)
+      sources[s.key] = 'file'
+    } else {
+      sources[s.key] = 'default'
+    }
+  }
+  return { settings: settings as unknown as Settings, sources }
+}
+
+/** A value as it may be shown to the user: secrets masked. */
+export function displayValue(key: SettingKey, value: unknown): string {
+  const s = SETTINGS.find((x) => x.key === key)
+  if (value === null || value === undefined) return '(not set)'
+  if (s?.secret) return '********'
+  return String(value)
+}

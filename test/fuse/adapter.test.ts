@@ -1,0 +1,170 @@
+// The FUSE adapter on a real mount of an in-memory core, driven by real tools in child
+// processes (this process never calls into its own mount synchronously).
+import { createHash, randomBytes } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ServiceError } from '../../src/api/errors.js'
+import { FsError } from '../../src/vfs/core.js'
+import { mountCore, python, run, tempDir, useMounts } from '../support/mount.js'
+import { MemoryCore } from './fixtures/memory-core.js'
+
+useMounts()
+
+const big = randomBytes(3 * 1024 * 1024 + 17)
+
+function sampleCore(): MemoryCore {
+  return new MemoryCore()
+    .addFile('/hello.txt', 'hello world\n', { 'user.md5': 'abc123', 'user.mime_type': 'text/plain' })
+    .addFile('/big.bin', big)
+    .addDir('/docs')
+    .addFile('/docs/a.txt', 'A')
+}
+
+describe('reading through the adapter', () => {
+  it('serves cat, ls -l and md5sum', async () => {
+    const m = await mountCore(sampleCore())
+    const cat = await run('cat', [path.join(m.dir, 'hello.txt')])
+    expect(cat).toMatchObject({ code: 0, stdout: 'hello world\n' })
+
+    const ls = await run('ls', ['-l', m.dir])
+    expect(ls.code).toBe(0)
+    expect(ls.stdout).toMatch(/-rw-r--r-- +1 +root +root +12 .* hello\.txt/)
+    expect(ls.stdout).toMatch(new RegExp(`${big.length} .* big\\.bin`))
+    expect(ls.stdout).toMatch(/^d.* docs$/m)
+
+    const md5 = await run('md5sum', [path.join(m.dir, 'big.bin')])
+    expect(md5.stdout.split(' ')[0]).toBe(createHash('md5').update(big).digest('hex'))
+
+    const nested = await run('cat', [path.join(m.dir, 'docs/a.txt')])
+    expect(nested.stdout).toBe('A')
+    const df = await run('df', ['-B1', m.dir])
+    expect(df.stdout).toMatch(/transferfs +4096000 +2048000 +2048000/)
+  })
+})
+
+describe('errors become errno', () => {
+  it('shows FsError codes and a 401 to cat and ls', async () => {
+    const core = sampleCore()
+      .addFile('/gone.txt', 'x')
+      .addFile('/secret.txt', 'x')
+      .addFile('/login.txt', 'x')
+      .addFile('/offline.txt', 'x')
+      .addDir('/locked')
+      .inject('/gone.txt', 'open', { kind: 'throw', error: new FsError('ENOENT') })
+      .inject('/secret.txt', 'open', { kind: 'throw', error: new FsError('EACCES') })
+      .inject('/login.txt', 'read', { kind: 'throw', error: new ServiceError('unauthorized', 401, 'InvalidOrExpiredLoginToken') })
+      .inject('/offline.txt', 'read', { kind: 'throw', error: new Error('something unexpected') })
+      .inject('/locked', 'readdir', { kind: 'throw', error: new FsError('EACCES') })
+    const m = await mountCore(core)
+
+    const gone = await run('cat', [path.join(m.dir, 'gone.txt')])
+    expect(gone.code).not.toBe(0)
+    expect(gone.stderr).toContain('No such file or directory')
+
+    const secret = await run('cat', [path.join(m.dir, 'secret.txt')])
+    expect(secret.stderr).toContain('Permission denied')
+
+    const login = await run('cat', [path.join(m.dir, 'login.txt')])
+    expect(login.code).not.toBe(0)
+    expect(login.stderr).toContain('Permission denied')
+
+    const unknown = await run('cat', [path.join(m.dir, 'offline.txt')])
+    expect(unknown.stderr).toContain('Input/output error')
+
+    const locked = await run('ls', [path.join(m.dir, 'locked')])
+    expect(locked.code).not.toBe(0)
+    expect(locked.stderr).toContain('Permission denied')
+
+    const missing = await run('ls', [path.join(m.dir, 'nothing-here')])
+    expect(missing.stderr).toContain('No such file or directory')
+  })
+
+  it('answers a read that never resolves within its deadline', async () => {
+    const core = sampleCore().addFile('/stuck.bin', 'never served').inject('/stuck.bin', 'read', { kind: 'hang' })
+    const m = await mountCore(core, { settings: { readTimeoutMs: 1000 } })
+    // If the adapter did not answer, fuse-native's timer would (ETIMEDOUT, "Connection timed out").
+    const cat = await run('cat', [path.join(m.dir, 'stuck.bin')], { timeoutMs: 20_000 })
+    expect(cat.code).toBe(1)
+    expect(cat.stderr).toContain('Input/output error')
+    // The mount still serves other files afterwards.
+    expect((await run('cat', [path.join(m.dir, 'hello.txt')])).stdout).toBe('hello world\n')
+  })
+
+  it('answers when the core throws synchronously', async () => {
+    const core = sampleCore()
+      .addFile('/sync.txt', 'x')
+      .inject('/sync.txt', 'read', { kind: 'throw-sync', error: new FsError('EACCES') })
+      .inject('/sync-stat.txt', 'getattr', { kind: 'throw-sync', error: new TypeError('bug') })
+    const m = await mountCore(core)
+    const read = await run('cat', [path.join(m.dir, 'sync.txt')], { timeoutMs: 20_000 })
+    expect(read.stderr).toContain('Permission denied')
+    const stat = await run('stat', [path.join(m.dir, 'sync-stat.txt')], { timeoutMs: 20_000 })
+    expect(stat.stderr).toContain('Input/output error')
+  })
+})
+
+describe('extended attributes', () => {
+  it('reads user.* names, answers ENODATA for absent ones and refuses system.*', async () => {
+    const m = await mountCore(sampleCore())
+    const file = path.join(m.dir, 'hello.txt')
+    const py = `
+import os, sys, errno
+p = sys.argv[1]
+print(os.getxattr(p, 'user.md5').decode())
+print(','.join(sorted(os.listxattr(p))))
+try:
+    os.getxattr(p, 'user.absent'); print('absent: found')
+except OSError as e: print('absent:', e.errno == errno.ENODATA)
+try:
+    os.setxattr(p, 'system.posix_acl_access', b'\\x02\\x00\\x00\\x00'); print('acl: stored')
+except OSError as e: print('acl:', e.errno == errno.EOPNOTSUPP)
+os.setxattr(p, 'user.note', b'kept')
+print(os.getxattr(p, 'user.note').decode())
+`
+    const r = await python(py, file)
+    expect(r.stderr).toBe('')
+    expect(r.stdout.split('\n')).toEqual(['abc123', 'user.md5,user.mime_type', 'absent: True', 'acl: True', 'kept', ''])
+  })
+})
+
+describe('writing through the adapter', () => {
+  it('cp into the mount keeps the bytes, and utimens gets the real mtime', async () => {
+    const core = sampleCore()
+    const m = await mountCore(core)
+    const src = path.join(await tempDir(), 'src.bin')
+    const data = randomBytes(1024 * 1024 + 5)
+    await writeFile(src, data)
+    expect((await run('cp', [src, path.join(m.dir, 'docs/copy.bin')])).code).toBe(0)
+    expect(core.contents('/docs/copy.bin')?.equals(data)).toBe(true)
+    const md5 = await run('md5sum', [path.join(m.dir, 'docs/copy.bin')])
+    expect(md5.stdout.split(' ')[0]).toBe(createHash('md5').update(data).digest('hex'))
+
+    // Distinct atime and mtime: the unpatched addon passes atime twice.
+    const r = await python('import os, sys; os.utime(sys.argv[1], (1000000000, 1577934245))', path.join(m.dir, 'docs/copy.bin'))
+    expect(r.code).toBe(0)
+    const call = core.utimensCalls.at(-1)
+    expect(call?.atime.getTime()).toBe(1000000000_000)
+    expect(call?.mtime.getTime()).toBe(1577934245_000)
+    const stat = await run('stat', ['-c', '%Y', path.join(m.dir, 'docs/copy.bin')])
+    expect(stat.stdout.trim()).toBe('1577934245')
+  })
+
+  it('rsync -a twice: the second run sends nothing (times and modes were kept)', async () => {
+    const m = await mountCore(sampleCore())
+    const src = path.join(await tempDir(), 'tree')
+    await run('mkdir', ['-p', path.join(src, 'sub')])
+    await writeFile(path.join(src, 'one.txt'), 'one')
+    await writeFile(path.join(src, 'sub/two.bin'), randomBytes(200_000))
+    await run('ln', ['-s', 'one.txt', path.join(src, 'link')])
+    await run('touch', ['-d', '2020-01-02 03:04:05', path.join(src, 'one.txt')])
+    const first = await run('rsync', ['-a', '--itemize-changes', src + '/', path.join(m.dir, 'docs/tree')])
+    expect(first.code).toBe(0)
+    expect(first.stdout).toContain('one.txt')
+    const second = await run('rsync', ['-a', '--itemize-changes', src + '/', path.join(m.dir, 'docs/tree')])
+    expect(second).toMatchObject({ code: 0, stdout: '' })
+    const ls = await run('ls', ['-l', '--time-style=+%F_%T', path.join(m.dir, 'docs/tree')])
+    expect(ls.stdout).toMatch(/2020-01-02_03:04:05 one\.txt/)
+    expect(ls.stdout).toMatch(/link -> one\.txt/)
+  })
+})

@@ -1,0 +1,103 @@
+// The mount's life as a process: ready signal, SIGTERM, SIGKILL then remount,
+// external unmount, a failed background start; and the in-process mount's tuning and
+// clean unmount.
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { startBackgroundMount } from '../../src/fuse/background.js'
+import { findMount } from '../../src/fuse/mountinfo.js'
+import { isMounted, mountCore, run, startDaemon, tempDir, TS_REGISTER, useMounts, waitForExit } from '../support/mount.js'
+import { MemoryCore } from './fixtures/memory-core.js'
+
+useMounts()
+
+const DAEMON = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/daemon.ts')
+
+describe('mount daemon', () => {
+  it('is ready when started, and SIGTERM unmounts it and ends it', async () => {
+    const dir = path.join(await tempDir(), 'mnt')
+    const log = path.join(path.dirname(dir), 'daemon.log')
+    const pid = await startDaemon(DAEMON, dir, log)
+    expect((await run('cat', [path.join(dir, 'hello.txt')])).stdout).toBe(`hello from ${pid}\n`)
+    expect((await findMount(dir))?.fsType).toBe('fuse.transferfs')
+
+    process.kill(pid, 'SIGTERM')
+    expect(await waitForExit(pid, 15_000)).toBe(true)
+    expect(await isMounted(dir)).toBe(false)
+    expect(await readFile(log, 'utf8')).toContain(`SIGTERM: unmounting ${dir}`)
+  })
+
+  it('after a SIGKILL, the same folder mounts again', async () => {
+    const dir = path.join(await tempDir(), 'mnt')
+    const first = await startDaemon(DAEMON, dir)
+    process.kill(first, 'SIGKILL')
+    expect(await waitForExit(first)).toBe(true)
+
+    const second = await startDaemon(DAEMON, dir)
+    expect(second).not.toBe(first)
+    const cat = await run('cat', [path.join(dir, 'hello.txt')])
+    expect(cat).toMatchObject({ code: 0, stdout: `hello from ${second}\n` })
+  })
+
+  it('a stale mount (daemon and its auto_unmount helper both killed) is cleaned before mounting', async () => {
+    const dir = path.join(await tempDir(), 'mnt')
+    const pid = await startDaemon(DAEMON, dir)
+    const helpers = await run('pgrep', ['-f', `^fusermount .*auto_unmount.* -- ${dir}$`])
+    const helper = Number(helpers.stdout.trim().split('\n')[0])
+    expect(helper).toBeGreaterThan(0)
+    process.kill(helper, 'SIGKILL')
+    await waitForExit(helper)
+    process.kill(pid, 'SIGKILL')
+    await waitForExit(pid)
+    const stale = await run('ls', [dir])
+    expect(stale.stderr).toContain('Transport endpoint is not connected')
+
+    const m = await mountCore(new MemoryCore().addFile('/again.txt', 'again'), { dir })
+    expect((await run('cat', [path.join(m.dir, 'again.txt')])).stdout).toBe('again')
+  })
+
+  it('ends itself when someone else unmounts it', async () => {
+    const dir = path.join(await tempDir(), 'mnt')
+    const log = path.join(path.dirname(dir), 'daemon.log')
+    const pid = await startDaemon(DAEMON, dir, log)
+    expect((await run('fusermount', ['-uz', dir])).code).toBe(0)
+    expect(await waitForExit(pid, 15_000)).toBe(true)
+    expect(await readFile(log, 'utf8')).toContain('unmounted by someone else')
+  })
+
+  it('a background start reports the mount error', async () => {
+    const file = path.join(await tempDir(), 'not-a-folder')
+    await writeFile(file, 'x')
+    await expect(startBackgroundMount({ args: [DAEMON, file], execArgv: ['--import', TS_REGISTER], readyTimeoutMs: 30_000 })).rejects.toThrow(
+      /cannot mount .*not a directory/i,
+    )
+    expect(await isMounted(file)).toBe(false)
+  })
+})
+
+describe('in-process mount', () => {
+  it('unmount waits for the core shutdown and leaves no mount behind', async () => {
+    const core = new MemoryCore().addFile('/a.txt', 'a')
+    const m = await mountCore(core)
+    expect((await run('cat', [path.join(m.dir, 'a.txt')])).stdout).toBe('a')
+    await m.unmount()
+    expect(core.shutdownCalled).toBe(true)
+    expect(await isMounted(m.dir)).toBe(false)
+    expect(await m.ended).toBe('unmounted')
+  })
+
+  it('raises the kernel readahead when root', async () => {
+    if (process.getuid?.() !== 0) return
+    const m = await mountCore(new MemoryCore(), { settings: { readAheadKb: 2048 } })
+    const entry = await findMount(m.dir)
+    const kb = await readFile(`/sys/class/bdi/${entry!.major}:${entry!.minor}/read_ahead_kb`, 'utf8')
+    expect(kb.trim()).toBe('2048')
+  })
+
+  it('a second mount on a live mount fails and leaves the first one working', async () => {
+    const m = await mountCore(new MemoryCore().addFile('/a.txt', 'a'))
+    await expect(mountCore(new MemoryCore(), { dir: m.dir })).rejects.toThrow(/cannot mount/)
+    expect((await run('cat', [path.join(m.dir, 'a.txt')])).stdout).toBe('a')
+  })
+})
