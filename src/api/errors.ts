@@ -40,3 +40,11 @@ export class IntegrityError extends Error {
 export class UnsupportedError extends Error {
   override readonly name = 'UnsupportedError'
 }
+
+/** An operation needs a signed-in session and there is none (never signed in, or signed out). */
+export class NotSignedInError extends Error {
+  override readonly name = 'NotSignedInError'
+  constructor(message = 'not signed in; sign in first (transferfs login)') {
+    super(message)
+  }
+}

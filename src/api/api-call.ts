@@ -1,0 +1,57 @@
+// One JSON operation on {base_url}: x-api-key always, the logintoken when given, the
+// body as JSON, the envelope parsed, and the retry policy applied.
+import { parseEnvelope } from './envelope.js'
+import type { Transport } from './http.js'
+import type { RetryOptions } from './options.js'
+import { buildQuery, HEADER } from './protocol.js'
+import { apiClassifier, withRetry } from './retry.js'
+
+export type QueryParams = Record<string, string | number | boolean | readonly string[] | undefined | null>
+
+export interface ApiCall {
+  /** Human name of the operation, for messages ("transfer details"). */
+  operation: string
+  method: 'GET' | 'POST'
+  path: string
+  query?: QueryParams
+  body?: unknown
+  loginToken?: string | null
+  /** False for calls that could create something twice if repeated after being served. */
+  idempotent: boolean
+  signal?: AbortSignal
+}
+
+export class ApiCaller {
+  constructor(
+    private readonly transport: Transport,
+    private readonly apiUrl: string,
+    private readonly apiKey: string,
+    private readonly retry: RetryOptions,
+  ) {}
+
+  /** The operation's data (null when the service sends none). */
+  async call<T>(c: ApiCall): Promise<T | null> {
+    const url = new URL(`${this.apiUrl}${c.path}${buildQuery(c.query ?? {})}`)
+    const headers: Record<string, string> = { [HEADER.apiKey]: this.apiKey, accept: 'application/json' }
+    if (c.loginToken) headers[HEADER.loginToken] = c.loginToken
+    let body: string | undefined
+    if (c.body !== undefined) {
+      body = JSON.stringify(c.body)
+      headers[HEADER.contentType] = 'application/json'
+    }
+    return withRetry(
+      async () => {
+        const res = await this.transport.requestText({ url, method: c.method, headers, body, signal: c.signal })
+        return parseEnvelope<T>(c.operation, res.status, res.headers, res.text)
+      },
+      { policy: this.retry, classify: apiClassifier(c.idempotent), signal: c.signal },
+    )
+  }
+
+  /** As call(), for operations whose data must be present. */
+  async callData<T>(c: ApiCall): Promise<T> {
+    const data = await this.call<T>(c)
+    if (data === null) throw new Error(`${c.operation}: the service answered OK without data`)
+    return data
+  }
+}

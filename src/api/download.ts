@@ -1,0 +1,232 @@
+// Downloads from a file server: a byte range into a buffer (length checked), the same as
+// a stream that resumes where it broke off, a whole file or the ZIP as a stream, and
+// GetRangeHash. URLs are used as the service returned them; the range-hash host is the
+// download URL's.
+import { IntegrityError, NetworkError, ServiceError } from './errors.js'
+import { statusError } from './envelope.js'
+import { headerValue, redactUrl, toNetworkError } from './http.js'
+import type { HttpResponse, Transport } from './http.js'
+import type { DownloadOptions, RetryOptions } from './options.js'
+import { buildQuery, FILE_SERVER_PATH, HEADER, RANGE_HASH_QUERY, STATUS } from './protocol.js'
+import { apiClassifier, backoffDelay, downloadClassifier, sleep, withRetry } from './retry.js'
+
+export interface SignalOption {
+  signal?: AbortSignal
+}
+
+export interface RangeHashRequest extends SignalOption {
+  downloadUrl: string
+  transferId: string
+  fileName: string
+  position: number
+  length: number
+}
+
+/** Errors of the layers below, as the retry policy knows them. */
+function asKnownError(err: unknown, req: { url: URL; signal?: AbortSignal }): unknown {
+  if (err instanceof ServiceError || err instanceof IntegrityError || err instanceof NetworkError) return err
+  return toNetworkError(err, req)
+}
+
+/** Read a small error body (or discard a large one) so the connection can be reused. */
+async function drainErrorBody(res: HttpResponse): Promise<string> {
+  const length = Number(headerValue(res.headers, 'content-length') ?? NaN)
+  if (Number.isFinite(length) && length > 64 * 1024) {
+    res.body.destroy()
+    return ''
+  }
+  try {
+    return await res.body.text()
+  } catch {
+    return ''
+  }
+}
+
+/** Check a Content-Range header, when the server sent one, against what was asked. */
+function checkContentRange(res: HttpResponse, url: URL, start: number, end: number): void {
+  const value = headerValue(res.headers, 'content-range')
+  if (!value) return
+  const m = /^bytes (\d+)-(\d+)\//.exec(value.trim())
+  if (!m || Number(m[1]) !== start || Number(m[2]) !== end - 1) {
+    res.body.destroy()
+    throw new IntegrityError(`${redactUrl(url)} answered another range than asked`, `bytes ${start}-${end - 1}`, value)
+  }
+}
+
+/** The hex MD5 in a range-hash answer: bare, wrapped in whitespace or quotes, or an envelope's data. */
+export function parseRangeHash(body: string): string | null {
+  let text = body.trim()
+  if (text.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(text) as { data?: unknown }
+      text = typeof parsed.data === 'string' ? parsed.data.trim() : ''
+    } catch {
+      return null
+    }
+  }
+  text = text.replace(/^["']+|["']+$/g, '').trim()
+  return /^[0-9a-fA-F]{32}$/.test(text) ? text.toLowerCase() : null
+}
+
+export class DownloadApi {
+  private readonly policy: RetryOptions
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly apiKey: string,
+    retry: RetryOptions,
+    readonly options: DownloadOptions,
+  ) {
+    this.policy = { ...retry, maxTries: options.maxTries }
+  }
+
+  private headers(range?: { start: number; end: number }): Record<string, string> {
+    // The API key is optional on downloads but recommended (interface, Authentication 5).
+    const h: Record<string, string> = { [HEADER.apiKey]: this.apiKey }
+    if (range) h[HEADER.range] = `bytes=${range.start}-${range.end - 1}`
+    return h
+  }
+
+  /** Bytes [start, end) of a file: exactly end - start of them, or an error after the retries. */
+  fetchRange(downloadUrl: string, start: number, end: number, options: SignalOption = {}): Promise<Buffer> {
+    checkRange(start, end)
+    return withRetry(() => this.fetchRangeOnce(downloadUrl, start, end, options.signal), {
+      policy: this.policy,
+      classify: downloadClassifier,
+      signal: options.signal,
+    })
+  }
+
+  /** One try of fetchRange, no retry (the read path's own fetch-and-verify loop uses it). */
+  async fetchRangeOnce(downloadUrl: string, start: number, end: number, signal?: AbortSignal): Promise<Buffer> {
+    const url = new URL(downloadUrl)
+    const req = { url, method: 'GET' as const, headers: this.headers({ start, end }), signal }
+    const res = await this.transport.request(req)
+    if (res.status !== STATUS.partialContent) {
+      const text = res.status === STATUS.ok ? (res.body.destroy(), '') : await drainErrorBody(res)
+      throw statusError('download', url, res.status, res.headers, text)
+    }
+    checkContentRange(res, url, start, end)
+    const length = end - start
+    const out = Buffer.allocUnsafe(length)
+    let received = 0
+    try {
+      for await (const piece of res.body as AsyncIterable<Buffer>) {
+        if (received + piece.length > length) {
+          throw new IntegrityError(`${redactUrl(url)} sent more bytes than the range holds`, `${length} bytes`, `more than ${length} bytes`)
+        }
+        piece.copy(out, received)
+        received += piece.length
+      }
+    } catch (err) {
+      res.body.destroy()
+      throw asKnownError(err, req)
+    }
+    if (received !== length) {
+      throw new IntegrityError(`${redactUrl(url)} sent a short range`, `${length} bytes`, `${received} bytes`)
+    }
+    return out
+  }
+
+  /**
+   * Bytes [start, end) as pieces in order, as they arrive. A broken connection or an
+   * error status is retried from the first byte not yet given, so the caller sees one
+   * uninterrupted sequence.
+   */
+  streamRange(downloadUrl: string, start: number, end: number, options: SignalOption = {}): AsyncIterable<Buffer> {
+    checkRange(start, end)
+    return this.resumableStream(new URL(downloadUrl), start, end, options.signal)
+  }
+
+  /** A whole file as a stream; `size` lets a resumed request name its range without asking first. */
+  streamFile(downloadUrl: string, options: SignalOption & { size?: number } = {}): AsyncIterable<Buffer> {
+    return this.resumableStream(new URL(downloadUrl), 0, options.size ?? null, options.signal)
+  }
+
+  /** The transfer as one ZIP archive (Transfer.compressedfileurl). */
+  streamZip(compressedFileUrl: string, options: SignalOption & { size?: number } = {}): AsyncIterable<Buffer> {
+    return this.streamFile(compressedFileUrl, options)
+  }
+
+  private async *resumableStream(url: URL, start: number, knownEnd: number | null, signal?: AbortSignal): AsyncGenerator<Buffer> {
+    let end = knownEnd
+    let position = start
+    let failures = 0
+    const deadline = Date.now() + this.policy.deadlineMs
+    if (end === 0) return
+    while (end === null || position < end) {
+      const ranged = end !== null && !(position === 0 && knownEnd === null)
+      const req = { url, method: 'GET' as const, headers: this.headers(ranged ? { start: position, end: end! } : undefined), signal }
+      try {
+        const res = await this.transport.request(req)
+        const expected = ranged ? STATUS.partialContent : STATUS.ok
+        if (res.status !== expected) {
+          throw statusError('download', url, res.status, res.headers, await drainErrorBody(res))
+        }
+        if (ranged) checkContentRange(res, url, position, end!)
+        if (end === null) {
+          const length = Number(headerValue(res.headers, 'content-length') ?? NaN)
+          // Without a length a broken stream could not be resumed with a `bytes=a-b` range.
+          if (Number.isFinite(length)) end = length
+        }
+        try {
+          for await (const piece of res.body as AsyncIterable<Buffer>) {
+            const room = end === null ? piece.length : end - position
+            const part = piece.length > room ? piece.subarray(0, room) : piece
+            if (part.length) {
+              position += part.length
+              yield part
+            }
+            if (end !== null && position >= end) break
+          }
+        } finally {
+          res.body.destroy()
+        }
+        if (end === null) return
+        if (position < end) throw new NetworkError(`${redactUrl(url)} ended the body early`, 'SHORT_BODY')
+      } catch (caught) {
+        const err = asKnownError(caught, req)
+        if (signal?.aborted) throw signal.reason ?? err
+        failures++
+        const verdict = downloadClassifier(err)
+        const resumable = end !== null || position === 0
+        if (!verdict.retry || !resumable || failures >= this.policy.maxTries) throw err
+        const waitMs = verdict.waitMs ?? backoffDelay(failures - 1, this.policy)
+        if (Date.now() + waitMs > deadline) throw err
+        await sleep(waitMs, signal)
+      }
+    }
+  }
+
+  /** Lowercase hex MD5 of bytes [position, position + length), from the download URL's file server. */
+  rangeHash(request: RangeHashRequest): Promise<string> {
+    const base = new URL(request.downloadUrl)
+    const url = new URL(
+      `${base.origin}${FILE_SERVER_PATH.rangeHash}${buildQuery({
+        [RANGE_HASH_QUERY.transferId]: request.transferId,
+        [RANGE_HASH_QUERY.fileName]: request.fileName,
+        [RANGE_HASH_QUERY.position]: request.position,
+        [RANGE_HASH_QUERY.length]: request.length,
+      })}`,
+    )
+    return withRetry(
+      async () => {
+        const res = await this.transport.requestText({ url, method: 'GET', headers: this.headers(), signal: request.signal })
+        if (res.status !== STATUS.ok) throw statusError('range hash', url, res.status, res.headers, res.text)
+        const hex = parseRangeHash(res.text)
+        if (hex === null) throw new IntegrityError(`range hash ${redactUrl(url)}: the answer holds no MD5`, 'a 32-digit hex MD5', res.text.slice(0, 64))
+        return hex
+      },
+      { policy: this.policy, classify: rangeHashClassifier, signal: request.signal },
+    )
+  }
+}
+
+/** A range hash is a read: retried like one, and an unreadable answer (damaged on the way) is asked again. */
+const rangeHashClassifier = (err: unknown) => (err instanceof IntegrityError ? { retry: true } : apiClassifier(true)(err))
+
+function checkRange(start: number, end: number): void {
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end <= start) {
+    throw new RangeError(`invalid byte range [${start}, ${end})`)
+  }
+}

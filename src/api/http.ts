@@ -1,0 +1,121 @@
+// The transport: one keep-alive undici Pool per origin (the API and each file server),
+// TLS trusting the configured CA, a timeout on every request (connect, headers, body
+// idle) and the caller's AbortSignal. Failures to reach the service become NetworkError;
+// HTTP statuses are returned as they are, for the layers above to judge.
+import { Pool } from 'undici'
+import type { Dispatcher } from 'undici'
+import { NetworkError } from './errors.js'
+import type { TimeoutOptions } from './options.js'
+
+export type HttpMethod = 'GET' | 'POST'
+
+export interface HttpRequest {
+  url: URL
+  method: HttpMethod
+  headers?: Record<string, string>
+  body?: Buffer | string
+  signal?: AbortSignal
+}
+
+export interface HttpResponse {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: Dispatcher.ResponseData['body']
+}
+
+/** Error codes that mean the request never left this machine, so repeating it cannot duplicate anything. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT',
+])
+
+export function isNotSentError(err: unknown): boolean {
+  return err instanceof NetworkError && err.code !== null && NOT_SENT_CODES.has(err.code)
+}
+
+/** A URL fit for a message: no query string, because queries carry transfer keys and tokens. */
+export function redactUrl(url: URL | string): string {
+  const u = typeof url === 'string' ? new URL(url) : url
+  return `${u.origin}${u.pathname}`
+}
+
+export class Transport {
+  private readonly pools = new Map<string, Pool>()
+  private closed = false
+
+  constructor(
+    private readonly timeouts: TimeoutOptions,
+    private readonly ca: string | Buffer | undefined,
+    private readonly connectionsPerOrigin: number,
+  ) {}
+
+  private pool(origin: string): Pool {
+    let pool = this.pools.get(origin)
+    if (!pool) {
+      if (this.closed) throw new NetworkError('the client is closed', 'CLIENT_CLOSED')
+      pool = new Pool(origin, {
+        connections: this.connectionsPerOrigin,
+        connect: { ca: this.ca, timeout: this.timeouts.connectMs },
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyIdleMs,
+      })
+      this.pools.set(origin, pool)
+    }
+    return pool
+  }
+
+  /** Send one request; the caller must consume or destroy the body. */
+  async request(req: HttpRequest): Promise<HttpResponse> {
+    const { url } = req
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new NetworkError(`unsupported address ${redactUrl(url)}`, 'BAD_URL')
+    }
+    try {
+      const res = await this.pool(url.origin).request({
+        path: `${url.pathname}${url.search}`,
+        method: req.method,
+        headers: req.headers,
+        body: req.body,
+        signal: req.signal,
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyIdleMs,
+      })
+      return { status: res.statusCode, headers: res.headers, body: res.body }
+    } catch (err) {
+      throw toNetworkError(err, req)
+    }
+  }
+
+  /** Send one request and read the whole body as text. */
+  async requestText(req: HttpRequest): Promise<{ status: number; headers: HttpResponse['headers']; text: string }> {
+    const res = await this.request(req)
+    try {
+      const text = await res.body.text()
+      return { status: res.status, headers: res.headers, text }
+    } catch (err) {
+      throw toNetworkError(err, req)
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    const pools = [...this.pools.values()]
+    this.pools.clear()
+    await Promise.all(pools.map((p) => p.close().catch(() => p.destroy())))
+  }
+}
+
+/** Turn what undici or the socket threw into a NetworkError; an abort by the caller stays an abort. */
+export function toNetworkError(err: unknown, req: { url: URL; signal?: AbortSignal }): unknown {
+  if (req.signal?.aborted) return req.signal.reason ?? err
+  if (err instanceof NetworkError) return err
+  const e = err as { code?: string; message?: string; cause?: { code?: string } }
+  const code = e?.code ?? e?.cause?.code ?? null
+  const why = e?.message ?? String(err)
+  return new NetworkError(`cannot reach ${redactUrl(req.url)}: ${why}${code ? ` (${code})` : ''}`, code, { cause: err })
+}
+
+/** First value of a header. */
+export function headerValue(headers: HttpResponse['headers'], name: string): string | undefined {
+  const v = headers[name]
+  return Array.isArray(v) ? v[0] : v
+}

@@ -1,0 +1,13 @@
+// The client's public surface.
+export { TransferClient } from './client.js'
+export type { ClientOptions, ClientOptionsInput } from './options.js'
+export { resolveOptions, DEFAULT_RETRY, DEFAULT_TIMEOUTS, DEFAULT_UPLOAD, DEFAULT_DOWNLOAD } from './options.js'
+export { ServiceError, NetworkError, IntegrityError, UnsupportedError, NotSignedInError } from './errors.js'
+export type { DetailsQuery, InboxQuery } from './transfers.js'
+export type { RangeHashRequest } from './download.js'
+export type { DownloadFileRequest } from './download-file.js'
+export type { UploadRequest, UploadProgress, UploadSource, ChunkReader } from './upload.js'
+export { planChunks, chunkRange } from './chunk-plan.js'
+export type { ChunkPlan } from './chunk-plan.js'
+export { md5Hex, md5Base64, md5OfFile, md5OfStream } from './md5.js'
+export type { StoredSession } from './tokens.js'

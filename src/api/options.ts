@@ -1,0 +1,105 @@
+// Settings of the Transfer Service client, each with its default and unit in one place.
+
+export interface TimeoutOptions {
+  /** Milliseconds to establish a connection (TCP + TLS). */
+  connectMs: number
+  /** Milliseconds from sending a request to receiving the response headers. */
+  headersMs: number
+  /** Milliseconds the response body may stay idle between two pieces. */
+  bodyIdleMs: number
+}
+
+export interface RetryOptions {
+  /** Tries of one request, the first included. */
+  maxTries: number
+  /** Milliseconds of the first backoff; doubles each try. */
+  baseDelayMs: number
+  /** Milliseconds: no single backoff waits longer (a Retry-After above it is still honoured up to the deadline). */
+  maxDelayMs: number
+  /** Milliseconds one operation may take, retries included. */
+  deadlineMs: number
+}
+
+export interface UploadOptions {
+  /** Bytes per chunk (constant per file); between 5 MB and 50 MB. */
+  chunkSize: number
+  /** Chunks of one file in flight at once (the interface allows at most 4). */
+  parallelChunks: number
+  /** Tries of one chunk, the first included (chunks retry more: 406/449 are expected). */
+  maxTries: number
+}
+
+export interface DownloadOptions {
+  /** Bytes per ranged request when a whole file is fetched in chunks (the interface recommends 50 MiB). */
+  chunkSize: number
+  /** Ranged requests in flight at once (the interface recommends at most 4). */
+  parallelChunks: number
+  /** Tries of one range, the first included; a hash mismatch counts as a failed try. */
+  maxTries: number
+}
+
+export interface ClientOptions {
+  /** {base_url}, e.g. https://127.0.0.1:8443/api */
+  apiUrl: string
+  /** Value of x-api-key. */
+  apiKey: string
+  /** PEM of the certificate authority to trust (the local service's self-signed one); system CAs when absent. */
+  ca?: string | Buffer
+  /** Path of the JSON file holding the session (logintoken, refreshtoken); no session persisted when absent. */
+  tokenFile?: string
+  /** Keep-alive connections per origin. */
+  connectionsPerOrigin: number
+  timeouts: TimeoutOptions
+  retry: RetryOptions
+  upload: UploadOptions
+  download: DownloadOptions
+}
+
+export const DEFAULT_TIMEOUTS: TimeoutOptions = {
+  connectMs: 10_000,
+  headersMs: 30_000,
+  bodyIdleMs: 30_000,
+}
+
+export const DEFAULT_RETRY: RetryOptions = {
+  maxTries: 6,
+  baseDelayMs: 200,
+  maxDelayMs: 10_000,
+  deadlineMs: 120_000,
+}
+
+export const DEFAULT_UPLOAD: UploadOptions = {
+  chunkSize: 16 * 1024 * 1024,
+  parallelChunks: 4,
+  maxTries: 10,
+}
+
+export const DEFAULT_DOWNLOAD: DownloadOptions = {
+  chunkSize: 50 * 1024 * 1024,
+  parallelChunks: 4,
+  maxTries: 10,
+}
+
+export const DEFAULT_CONNECTIONS_PER_ORIGIN = 8
+
+export type ClientOptionsInput = Pick<ClientOptions, 'apiUrl' | 'apiKey'> &
+  Partial<Pick<ClientOptions, 'ca' | 'tokenFile' | 'connectionsPerOrigin'>> & {
+    timeouts?: Partial<TimeoutOptions>
+    retry?: Partial<RetryOptions>
+    upload?: Partial<UploadOptions>
+    download?: Partial<DownloadOptions>
+  }
+
+export function resolveOptions(input: ClientOptionsInput): ClientOptions {
+  return {
+    apiUrl: input.apiUrl.replace(/\/+$/, ''),
+    apiKey: input.apiKey,
+    ca: input.ca,
+    tokenFile: input.tokenFile,
+    connectionsPerOrigin: input.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN,
+    timeouts: { ...DEFAULT_TIMEOUTS, ...input.timeouts },
+    retry: { ...DEFAULT_RETRY, ...input.retry },
+    upload: { ...DEFAULT_UPLOAD, ...input.upload },
+    download: { ...DEFAULT_DOWNLOAD, ...input.download },
+  }
+}
