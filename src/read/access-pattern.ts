@@ -1,0 +1,71 @@
+// Per-handle detection of sequential reading and the fetch sizes it earns. Pure state,
+// no I/O. Small first, big later (fuse-anchors lesson 2): a run starts with a head-sized
+// fetch and each further fetch of the run is twice the last, up to a whole chunk (rclone's
+// chunk doubling); having read R bytes in sequence, the prefetch keeps 2R ahead (up to
+// readAhead). A jump away starts a new run, so random reads stay small and a peek at a
+// file's first bytes costs one head fetch.
+
+export interface AccessPolicy {
+  /** Bytes of a fetch for a read outside any run (and the smallest fetch). */
+  headSize: number
+  /** Bytes of the largest fetch. */
+  chunkSize: number
+  /** Bytes kept fetched or in flight ahead of a sequential reader, at most. */
+  readAhead: number
+  /** Bytes around the end of the run still counted as sequential (kernel readahead reorders). */
+  sequentialSlack: number
+}
+
+export class AccessPattern {
+  /** End of the furthest read of the current run; -1 before the first read. */
+  private highWater = -1
+  /** Bytes read in the current run (the first read of a run included). */
+  private runBytes = 0
+  /** Bytes of the next fetch of the run. */
+  private window: number
+
+  constructor(private readonly policy: AccessPolicy) {
+    this.window = policy.headSize
+  }
+
+  /** Records a read; true when it continues the current run, false when it starts a new one. */
+  observe(position: number, length: number): boolean {
+    const sequential =
+      this.highWater >= 0 &&
+      position >= this.highWater - this.policy.sequentialSlack &&
+      position <= this.highWater + this.policy.sequentialSlack
+    if (sequential) {
+      this.highWater = Math.max(this.highWater, position + length)
+      this.runBytes += length
+    } else {
+      this.highWater = position + length
+      this.runBytes = length
+      this.window = this.policy.headSize
+    }
+    return sequential
+  }
+
+  /** End of the furthest read of the run: prefetch measures from here. */
+  get position(): number {
+    return Math.max(0, this.highWater)
+  }
+
+  /** Bytes the next fetch of this run may cover. */
+  get fetchSize(): number {
+    return this.window
+  }
+
+  /** The run started a fetch of `fetchSize`: the next one may be twice as large. */
+  fetched(): void {
+    this.window = Math.min(this.policy.chunkSize, this.window * 2)
+  }
+
+  /**
+   * Bytes to keep fetched or in flight past `position`. Zero until the run has read more
+   * than one head: a single peek at a file prefetches nothing.
+   */
+  get lookahead(): number {
+    if (this.runBytes <= this.policy.headSize) return 0
+    return Math.min(this.policy.readAhead, 2 * this.runBytes)
+  }
+}

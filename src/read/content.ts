@@ -1,0 +1,226 @@
+// The read path as the filesystem core sees it: FileContent. A read is served from
+// verified blocks only: memory cache, then a fetch already under way, then the disk
+// cache, then a new fetch sized by the handle's access pattern. Sequential handles
+// prefetch ahead; a handle that closes or jumps away lets go of its fetches, and a
+// fetch nobody holds any more is cancelled.
+import { AccessPattern } from './access-pattern.js'
+import { DiskBlockCache } from './disk-cache.js'
+import { BlockFetcher, DEMAND, PREFETCH, type Fetch, type FetchStats } from './fetcher.js'
+import { blockSpan, blocksOf, planFetch } from './geometry.js'
+import { MemoryBlockCache, blockKey } from './memory-cache.js'
+import { resolveReadOptions, type ReadOptions } from './options.js'
+import type { ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
+
+export class ReadPath implements FileContent {
+  readonly options: ReadOptions
+  readonly memory: MemoryBlockCache
+  readonly fetcher: BlockFetcher
+  private readonly diskLoads = new Map<string, Promise<Buffer | undefined>>()
+
+  private constructor(
+    source: RangeSource,
+    options: ReadOptions,
+    readonly disk: DiskBlockCache | null,
+  ) {
+    this.options = options
+    this.memory = new MemoryBlockCache(options.memoryCacheSize)
+    this.fetcher = new BlockFetcher(source, options, (file, block, data) => {
+      this.memory.set(blockKey(file.cacheKey, block), data)
+      void this.disk?.put(file.cacheKey, block, data)
+    })
+  }
+
+  /** Why the disk cache could not be opened (the read path then runs on memory alone). */
+  diskCacheError: unknown = null
+
+  /** Opens the read path; with `diskCacheDir` set, the disk cache found there is taken up. */
+  static async create(source: RangeSource, options: Partial<ReadOptions> = {}): Promise<ReadPath> {
+    const o = resolveReadOptions(options)
+    let disk: DiskBlockCache | null = null
+    let diskCacheError: unknown = null
+    if (o.diskCacheDir && o.diskCacheSize > 0) {
+      // A cache folder we cannot use must not stop the mount: reads still work, uncached.
+      disk = await DiskBlockCache.open(o.diskCacheDir, o.diskCacheSize).catch((e: unknown) => {
+        diskCacheError = e
+        return null
+      })
+    }
+    const path = new ReadPath(source, o, disk)
+    path.diskCacheError = diskCacheError
+    return path
+  }
+
+  open(file: RemoteFile): ContentHandle {
+    return new Handle(this, file)
+  }
+
+  get stats(): FetchStats {
+    return this.fetcher.stats
+  }
+
+  /** Waits for cache writes under way (before exit, and in tests). */
+  async flush(): Promise<void> {
+    await this.disk?.flush()
+  }
+
+  /** Cached or being fetched: nothing to start for this block. */
+  present(file: RemoteFile, block: number): boolean {
+    return (
+      this.memory.has(blockKey(file.cacheKey, block)) ||
+      this.fetcher.inFlight(file, block) ||
+      (this.disk?.has(file.cacheKey, block) ?? false)
+    )
+  }
+
+  /** The block from the disk cache, one load at a time per block. */
+  loadFromDisk(file: RemoteFile, block: number): Promise<Buffer | undefined> {
+    const key = blockKey(file.cacheKey, block)
+    let load = this.diskLoads.get(key)
+    if (!load) {
+      const span = blockSpan(block, file.size, this.options.blockSize)
+      load = (this.disk?.get(file.cacheKey, block, span.end - span.start) ?? Promise.resolve(undefined))
+        .then((data) => {
+          if (data) this.memory.set(key, data)
+          return data
+        })
+        .finally(() => this.diskLoads.delete(key))
+      this.diskLoads.set(key, load)
+    }
+    return load
+  }
+}
+
+class Handle implements ContentHandle {
+  private readonly pattern: AccessPattern
+  /** Fetches this handle started or joined, kept alive for it until it closes or jumps away. */
+  private readonly owned = new Set<Fetch>()
+  private closed = false
+
+  constructor(
+    private readonly path: ReadPath,
+    private readonly file: RemoteFile,
+  ) {
+    this.pattern = new AccessPattern(path.options)
+  }
+
+  async read(position: number, length: number): Promise<Buffer> {
+    const { file } = this
+    const { blockSize } = this.path.options
+    const { first, end } = blocksOf(position, length, file.size, blockSize)
+    if (end <= first) return Buffer.alloc(0)
+    const sequential = this.pattern.observe(position, length)
+    if (!sequential) this.letGo((f) => f.end <= first || f.first >= end)
+    // Concurrent reads of one handle each hold what they wait for, so a jump by one
+    // read never cancels the fetch another read still waits on.
+    const token = {}
+    const touched = new Set<Fetch>()
+    try {
+      const parts = this.obtain(first, end, token, touched, !sequential)
+      if (sequential) this.prefetch()
+      const blocks = await Promise.all(parts)
+      return assemble(blocks, first * blockSize, position, Math.min(file.size, position + length))
+    } finally {
+      for (const f of touched) f.release(token)
+    }
+  }
+
+  close(): void {
+    this.closed = true
+    this.letGo(() => true)
+  }
+
+  /** One promise per block of [first, end), starting fetches for what nobody has. */
+  private obtain(first: number, end: number, token: object, touched: Set<Fetch>, touch: boolean): Promise<Buffer>[] {
+    const { path, file } = this
+    const parts: Promise<Buffer>[] = []
+    for (let b = first; b < end; b++) {
+      const cached = path.memory.get(blockKey(file.cacheKey, b), touch)
+      if (cached) {
+        parts.push(Promise.resolve(cached))
+        continue
+      }
+      const joined = this.join(b, token, touched)
+      if (joined) {
+        parts.push(joined)
+        continue
+      }
+      if (path.disk?.has(file.cacheKey, b)) {
+        parts.push(path.loadFromDisk(file, b).then((data) => data ?? this.fetchNow(b, 1, token, touched)))
+        continue
+      }
+      // Enough for this read at least; more when the run has earned it.
+      const want = Math.max(this.pattern.fetchSize, (end - b) * path.options.blockSize)
+      parts.push(this.fetchNow(b, want, token, touched))
+    }
+    return parts
+  }
+
+  private join(block: number, token: object, touched: Set<Fetch>): Promise<Buffer> | undefined {
+    const joined = this.path.fetcher.join(this.file, block, token)
+    if (!joined) return undefined
+    touched.add(joined.fetch)
+    this.adopt(joined.fetch)
+    return joined.promise
+  }
+
+  /** Starts a demand fetch at `block` (unless one started meanwhile) and waits for that block. */
+  private fetchNow(block: number, want: number, token: object, touched: Set<Fetch>): Promise<Buffer> {
+    const { path, file } = this
+    const cached = path.memory.get(blockKey(file.cacheKey, block))
+    if (cached) return Promise.resolve(cached)
+    const joined = this.join(block, token, touched)
+    if (joined) return joined
+    const plan = planFetch(block, want, file.size, path.options, (b) => path.present(file, b))
+    const fetch = path.fetcher.start(file, plan.first, plan.end, token, DEMAND)
+    this.pattern.fetched()
+    touched.add(fetch)
+    this.adopt(fetch)
+    return path.fetcher.join(file, block, token)!.promise
+  }
+
+  /** Keeps `lookahead` bytes past the reader fetched or in flight. */
+  private prefetch(): void {
+    const { path, file } = this
+    const { blockSize } = path.options
+    const ahead = this.pattern.lookahead
+    if (ahead <= 0 || this.closed) return
+    const from = Math.floor(this.pattern.position / blockSize)
+    const to = Math.min(Math.ceil((this.pattern.position + ahead) / blockSize), Math.ceil(file.size / blockSize))
+    for (let b = from; b < to; b++) {
+      if (path.present(file, b)) continue
+      const plan = planFetch(b, this.pattern.fetchSize, file.size, path.options, (x) => path.present(file, x))
+      this.adopt(path.fetcher.start(file, plan.first, plan.end, this, PREFETCH))
+      this.pattern.fetched()
+      b = plan.end - 1
+    }
+  }
+
+  private adopt(fetch: Fetch): void {
+    if (this.closed || fetch.done) return
+    fetch.own(this)
+    this.owned.add(fetch)
+  }
+
+  private letGo(which: (f: Fetch) => boolean): void {
+    for (const f of this.owned) {
+      if (f.done || which(f)) {
+        this.owned.delete(f)
+        f.release(this)
+      }
+    }
+  }
+}
+
+/** Bytes [from, to) of the file out of consecutive blocks starting at byte `base`; no copy when one block holds them. */
+function assemble(blocks: Buffer[], base: number, from: number, to: number): Buffer {
+  if (blocks.length === 1) return blocks[0]!.subarray(from - base, to - base)
+  const parts: Buffer[] = []
+  let at = base
+  for (const b of blocks) {
+    const lo = Math.max(from, at) - at
+    const hi = Math.min(to, at + b.length) - at
+    if (hi > lo) parts.push(b.subarray(lo, hi))
+    at += b.length
+  }
+  return Buffer.concat(parts, to - from)
+}

@@ -1,0 +1,205 @@
+// Verified blocks on disk, in the user cache folder, least recently used out first,
+// bounded in bytes, surviving a remount. Layout: <dir>/blocks-v1/<file>/<block>.blk
+// where <file> is a hash of RemoteFile.cacheKey (so a replaced file, having a new key,
+// can never find the old bytes). Blocks were verified before they got here. A block is
+// written to a temp file, fsynced, then renamed into place, so a crash never leaves a
+// half block under a valid name; only renamed files are trusted, their length checked
+// on load. (An MD5 per block would cost a second hash of every byte received, since the
+// service hashes pieces, not blocks.) The index lives in memory and is rebuilt from the
+// folder at start, recency from mtime. Disk I/O is all async.
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, utimes } from 'node:fs/promises'
+import { join } from 'node:path'
+import PQueue from 'p-queue'
+
+interface Entry {
+  path: string
+  size: number
+  /** Loads in progress: eviction leaves the entry alone. */
+  pins: number
+}
+
+const NAME = /^(\d+)\.blk$/
+/** Bytes of blocks waiting to be written at most; past that a block is not cached (the cache is best effort). */
+const MAX_WRITE_BACKLOG = 64 * 1024 * 1024
+
+export class DiskBlockCache {
+  /** Map order is recency: first = least recently used. */
+  private readonly index = new Map<string, Entry>()
+  private readonly fileIds = new Map<string, string>()
+  private readonly writes = new PQueue({ concurrency: 2 })
+  private indexedBytes = 0
+  private reservedBytes = 0
+  private backlogBytes = 0
+  /** Unlinks under way: their bytes left the budget but may still be on disk. */
+  private readonly unlinking = new Set<Promise<void>>()
+
+  private constructor(
+    private readonly root: string,
+    readonly maxBytes: number,
+  ) {}
+
+  /** Opens the cache in `dir`, rebuilding the index from what is there. */
+  static async open(dir: string, maxBytes: number): Promise<DiskBlockCache> {
+    const cache = new DiskBlockCache(join(dir, 'blocks-v1'), maxBytes)
+    await cache.rebuild()
+    return cache
+  }
+
+  private get tmpDir(): string {
+    return join(this.root, 'tmp')
+  }
+
+  private async rebuild(): Promise<void> {
+    await rm(this.tmpDir, { recursive: true, force: true })
+    await mkdir(this.tmpDir, { recursive: true })
+    const found: { key: string; entry: Entry; mtime: number }[] = []
+    for (const fileId of await readdir(this.root)) {
+      if (fileId === 'tmp') continue
+      const folder = join(this.root, fileId)
+      let names: string[]
+      try {
+        names = await readdir(folder)
+      } catch {
+        continue
+      }
+      await Promise.all(
+        names.map(async (name) => {
+          const path = join(folder, name)
+          const m = NAME.exec(name)
+          if (!m) return void (await rm(path, { force: true, recursive: true }))
+          const st = await stat(path).catch(() => null)
+          if (!st?.isFile()) return
+          const entry: Entry = { path, size: st.size, pins: 0 }
+          found.push({ key: `${fileId}/${m[1]}`, entry, mtime: st.mtimeMs })
+        }),
+      )
+    }
+    found.sort((a, b) => a.mtime - b.mtime)
+    for (const f of found) {
+      this.index.set(f.key, f.entry)
+      this.indexedBytes += f.entry.size
+    }
+    // The budget may have shrunk since the last mount.
+    await Promise.all(this.evict(0))
+  }
+
+  private fileId(cacheKey: string): string {
+    let id = this.fileIds.get(cacheKey)
+    if (id === undefined) {
+      id = createHash('sha256').update(cacheKey).digest('hex').slice(0, 40)
+      if (this.fileIds.size > 10_000) this.fileIds.clear()
+      this.fileIds.set(cacheKey, id)
+    }
+    return id
+  }
+
+  has(cacheKey: string, block: number): boolean {
+    return this.index.has(`${this.fileId(cacheKey)}/${block}`)
+  }
+
+  /** The block's bytes, or undefined when absent, unreadable or not what was stored. */
+  async get(cacheKey: string, block: number, expectedLength: number): Promise<Buffer | undefined> {
+    const key = `${this.fileId(cacheKey)}/${block}`
+    const entry = this.index.get(key)
+    if (!entry) return undefined
+    entry.pins++
+    let data: Buffer | undefined
+    try {
+      data = await readFile(entry.path)
+    } catch {
+      data = undefined
+    } finally {
+      entry.pins--
+    }
+    if (this.index.get(key) !== entry) return data && data.length === expectedLength ? data : undefined
+    if (data === undefined || data.length !== expectedLength) {
+      void this.drop(key, entry)
+      return undefined
+    }
+    this.index.delete(key)
+    this.index.set(key, entry)
+    const now = new Date()
+    utimes(entry.path, now, now).catch(() => {})
+    return data
+  }
+
+  /**
+   * Stores a verified block in the background. The returned promise is only for tests
+   * and shutdown; a failure (disk full, folder gone) just leaves the block uncached.
+   */
+  put(cacheKey: string, block: number, data: Buffer): Promise<void> {
+    const fileId = this.fileId(cacheKey)
+    const key = `${fileId}/${block}`
+    if (this.index.has(key) || data.length > this.maxBytes) return Promise.resolve()
+    if (this.backlogBytes + data.length > MAX_WRITE_BACKLOG) return Promise.resolve()
+    this.backlogBytes += data.length
+    return this.writes
+      .add(async () => {
+        if (this.index.has(key)) return
+        const unlinks = this.evict(data.length)
+        if (this.indexedBytes + this.reservedBytes + data.length > this.maxBytes) return
+        this.reservedBytes += data.length
+        const tmp = join(this.tmpDir, `${randomBytes(8).toString('hex')}.tmp`)
+        const path = join(this.root, fileId, `${block}.blk`)
+        try {
+          await Promise.all([...unlinks, ...this.unlinking])
+          await mkdir(join(this.root, fileId), { recursive: true })
+          const fh = await open(tmp, 'w')
+          try {
+            await fh.writeFile(data)
+            await fh.sync()
+          } finally {
+            await fh.close()
+          }
+          await rename(tmp, path)
+          this.index.set(key, { path, size: data.length, pins: 0 })
+          this.indexedBytes += data.length
+        } catch {
+          await unlink(tmp).catch(() => {})
+        } finally {
+          this.reservedBytes -= data.length
+        }
+      })
+      .catch(() => {})
+      .finally(() => {
+        this.backlogBytes -= data.length
+      })
+  }
+
+  /** Removes least recently used, unpinned entries until `incoming` more bytes fit; the unlinks to await. */
+  private evict(incoming: number): Promise<void>[] {
+    const unlinks: Promise<void>[] = []
+    for (const [key, entry] of this.index) {
+      if (this.indexedBytes + this.reservedBytes + incoming <= this.maxBytes) break
+      if (entry.pins > 0) continue
+      unlinks.push(this.drop(key, entry))
+    }
+    return unlinks
+  }
+
+  private drop(key: string, entry: Entry): Promise<void> {
+    if (this.index.get(key) === entry) {
+      this.index.delete(key)
+      this.indexedBytes -= entry.size
+    }
+    const done: Promise<void> = unlink(entry.path)
+      .catch(() => {})
+      .finally(() => this.unlinking.delete(done))
+    this.unlinking.add(done)
+    return done
+  }
+
+  /** Resolves when every write started so far is on disk (or given up). */
+  async flush(): Promise<void> {
+    await this.writes.onIdle()
+  }
+
+  get bytes(): number {
+    return this.indexedBytes + this.reservedBytes
+  }
+
+  get count(): number {
+    return this.index.size
+  }
+}

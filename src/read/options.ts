@@ -1,0 +1,89 @@
+// Settings of the read path, each with its default and unit in one place. The lead
+// maps them from src/config; everything here is plain bytes, counts and milliseconds.
+const KiB = 1024
+const MiB = 1024 * KiB
+const GiB = 1024 * MiB
+
+export interface ReadOptions {
+  /**
+   * Bytes: the largest single Range request, and the grid requests align to (50 MiB,
+   * the size the service recommends). A sequential reader grows toward whole chunks.
+   */
+  chunkSize: number
+  /**
+   * Bytes: the unit one GetRangeHash call verifies. A read waits only for the pieces it
+   * needs, so this bounds how long a read waits on a slow link: 5 MiB is ~4 s at
+   * 10 Mbit/s (far below FUSE's 15 s op timeout), 10 hash calls per 50 MiB chunk, and
+   * large enough that a hash round trip per piece does not limit a fast link.
+   */
+  pieceSize: number
+  /**
+   * Bytes: the unit cached in memory and on disk (a file per block on disk). Divides
+   * pieceSize. 1 MiB like mountpoint-s3's disk cache blocks: small enough that a head
+   * read costs one block, large enough that 10 GiB is ~10k files.
+   */
+  blockSize: number
+  /**
+   * Bytes: what the first read of a handle (and any random read) fetches, rounded up
+   * to whole blocks. Type sniffers and thumbnailers read a few KiB at the start of
+   * many files; this keeps each such peek at ~1 MiB instead of a 50 MiB chunk.
+   */
+  headSize: number
+  /** Bytes a sequential reader keeps fetched or in flight ahead of its position (bounded prefetch). */
+  readAhead: number
+  /**
+   * Bytes of tolerance around the end of the previous read that still count as
+   * sequential: the kernel sends up to ~12 readahead requests of 128 KiB at once, and
+   * they arrive out of order.
+   */
+  sequentialSlack: number
+  /** Range fetches in flight across the whole mount (the service asks for at most 4). */
+  maxConcurrentFetches: number
+  /** GetRangeHash calls in flight across the whole mount. */
+  maxConcurrentHashes: number
+  /** Tries of one piece, the first included; a hash mismatch or a network error counts as one. */
+  maxTries: number
+  /** Milliseconds of the first backoff between tries; doubles each try. */
+  retryBaseDelayMs: number
+  /** Milliseconds a fetch may receive nothing before it counts as stalled and is retried. */
+  stallTimeoutMs: number
+  /** Milliseconds one GetRangeHash call may take. */
+  hashTimeoutMs: number
+  /** Bytes of verified blocks kept in memory (LRU). */
+  memoryCacheSize: number
+  /** Bytes of verified blocks kept on disk (LRU); 0 disables the disk cache. */
+  diskCacheSize: number
+  /** Folder of the disk cache (the user cache folder); no disk cache when null. */
+  diskCacheDir: string | null
+}
+
+export const DEFAULT_READ_OPTIONS: ReadOptions = {
+  chunkSize: 50 * MiB,
+  pieceSize: 5 * MiB,
+  blockSize: 1 * MiB,
+  headSize: 1 * MiB,
+  readAhead: 100 * MiB,
+  sequentialSlack: 2 * MiB,
+  maxConcurrentFetches: 4,
+  maxConcurrentHashes: 8,
+  maxTries: 3,
+  retryBaseDelayMs: 250,
+  stallTimeoutMs: 10_000,
+  hashTimeoutMs: 15_000,
+  memoryCacheSize: 512 * MiB,
+  diskCacheSize: 10 * GiB,
+  diskCacheDir: null,
+}
+
+/** Defaults overlaid with what the caller set; throws on sizes that do not nest. */
+export function resolveReadOptions(partial: Partial<ReadOptions> = {}): ReadOptions {
+  const o: ReadOptions = { ...DEFAULT_READ_OPTIONS, ...partial }
+  const positive = ['chunkSize', 'pieceSize', 'blockSize', 'headSize', 'maxConcurrentFetches', 'maxConcurrentHashes', 'maxTries'] as const
+  for (const k of positive) {
+    if (!Number.isInteger(o[k]) || o[k] <= 0) throw new RangeError(`read option ${k} must be a positive integer`)
+  }
+  if (o.pieceSize % o.blockSize !== 0) throw new RangeError('pieceSize must be a multiple of blockSize')
+  // Pieces need not divide chunks: a piece cut by a chunk boundary is verified in two parts.
+  if (o.chunkSize % o.blockSize !== 0) throw new RangeError('chunkSize must be a multiple of blockSize')
+  return o
+}

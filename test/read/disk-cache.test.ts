@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ReadPath } from '../../src/read/content.js'
+import { DiskBlockCache } from '../../src/read/disk-cache.js'
+import type { ReadOptions } from '../../src/read/options.js'
+import { MemorySource } from './memory-source.js'
+
+const KiB = 1024
+
+let dir: string
+const opened: ReadPath[] = []
+async function create(source: MemorySource, options: Partial<ReadOptions>): Promise<ReadPath> {
+  const rp = await ReadPath.create(source, options)
+  opened.push(rp)
+  return rp
+}
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tfs-read-'))
+})
+afterEach(async () => {
+  for (const rp of opened.splice(0)) await rp.flush()
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 })
+})
+
+const small = (): Partial<ReadOptions> => ({
+  blockSize: 4 * KiB,
+  pieceSize: 16 * KiB,
+  chunkSize: 64 * KiB,
+  headSize: 4 * KiB,
+  readAhead: 128 * KiB,
+  sequentialSlack: 16 * KiB,
+  retryBaseDelayMs: 1,
+  stallTimeoutMs: 200,
+  memoryCacheSize: 16 * KiB,
+  diskCacheSize: 10 * 1024 * KiB,
+  diskCacheDir: dir,
+})
+
+async function bytesOnDisk(folder: string): Promise<number> {
+  let total = 0
+  for (const e of await readdir(folder, { withFileTypes: true, recursive: true })) {
+    // a block evicted between the listing and the stat no longer counts
+    if (e.isFile()) total += (await stat(join(e.parentPath, e.name)).catch(() => ({ size: 0 }))).size
+  }
+  return total
+}
+
+async function readAll(rp: ReadPath, file: Parameters<ReadPath['open']>[0], step = 8 * KiB): Promise<Buffer> {
+  const h = rp.open(file)
+  const parts: Buffer[] = []
+  for (let pos = 0; pos < file.size; pos += step) parts.push(await h.read(pos, step))
+  h.close()
+  return Buffer.concat(parts)
+}
+
+describe('disk cache', () => {
+  it('survives re-creating the read path on the same folder (and serves offline)', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(300 * KiB)
+    const file = source.add('f', data)
+    const first = await create(source, small())
+    expect((await readAll(first, file)).equals(data)).toBe(true)
+    await first.flush()
+    const sent = source.bytesSent
+    source.offline = true
+    const second = await create(source, small())
+    expect(second.disk!.count).toBe(75)
+    expect((await readAll(second, file)).equals(data)).toBe(true)
+    expect(source.bytesSent).toBe(sent)
+  })
+
+  it('a changed cacheKey never returns old bytes', async () => {
+    const source = new MemorySource()
+    const v1 = source.add('f', Buffer.alloc(40 * KiB, 1), { key: 'v1' })
+    const rp1 = await create(source, small())
+    expect((await readAll(rp1, v1))[0]).toBe(1)
+    await rp1.flush()
+    const v2 = source.add('f', Buffer.alloc(40 * KiB, 2), { key: 'v2' })
+    const rp2 = await create(source, small())
+    const got = await readAll(rp2, v2)
+    expect(got.equals(Buffer.alloc(40 * KiB, 2))).toBe(true)
+    // and with the service gone, the new version is simply not there
+    source.offline = true
+    const v3 = { ...v2, cacheKey: 'v3' }
+    await expect(rp2.open(v3).read(0, 10)).rejects.toThrow()
+  })
+
+  it('the byte budget is never exceeded, on disk or in memory', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(1024 * KiB)
+    const file = source.add('f', data)
+    const budget = 50 * KiB
+    const rp = await create(source, { ...small(), diskCacheSize: budget })
+    const h = rp.open(file)
+    for (let pos = 0; pos < data.length; pos += 16 * KiB) {
+      expect((await h.read(pos, 16 * KiB)).equals(data.subarray(pos, pos + 16 * KiB))).toBe(true)
+      expect(rp.disk!.bytes).toBeLessThanOrEqual(budget)
+      expect(await bytesOnDisk(dir)).toBeLessThanOrEqual(budget)
+      expect(rp.memory.bytes).toBeLessThanOrEqual(16 * KiB)
+    }
+    await rp.flush()
+    expect(await bytesOnDisk(dir)).toBeLessThanOrEqual(budget)
+    expect(rp.disk!.count).toBeGreaterThan(0)
+    // a smaller budget at the next start trims what is there
+    const trimmed = await create(source, { ...small(), diskCacheSize: 20 * KiB })
+    expect(await bytesOnDisk(dir)).toBeLessThanOrEqual(20 * KiB)
+    expect(trimmed.disk!.bytes).toBeLessThanOrEqual(20 * KiB)
+  })
+
+  it('leftovers of a crash (temp files, stray names, a short block) are never served', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(64 * KiB)
+    const file = source.add('f', data)
+    const rp = await create(source, small())
+    await readAll(rp, file)
+    await rp.flush()
+    const root = join(dir, 'blocks-v1')
+    const folder = (await readdir(root)).find((n) => n !== 'tmp')!
+    await writeFile(join(root, 'tmp', 'half.tmp'), 'x')
+    await writeFile(join(root, folder, '3.blk.tmp'), 'x')
+    await writeFile(join(root, folder, '2.blk'), data.subarray(2 * 4 * KiB, 2 * 4 * KiB + 100)) // cut short
+    const again = await create(source, small())
+    expect(await readdir(join(root, 'tmp'))).toEqual([])
+    expect((await readdir(join(root, folder))).includes('3.blk.tmp')).toBe(false)
+    const before = source.bytesSent
+    expect((await readAll(again, file)).equals(data)).toBe(true)
+    // only the short block came from the service again
+    expect(source.bytesSent - before).toBe(4 * KiB)
+  })
+
+  it('eviction never removes a block being read', async () => {
+    await mkdir(dir, { recursive: true })
+    const cache = await DiskBlockCache.open(dir, 4 * KiB)
+    const a = randomBytes(4 * KiB)
+    await cache.put('k', 0, a)
+    expect(cache.has('k', 0)).toBe(true)
+    const reading = cache.get('k', 0, a.length)
+    // needs the room block 0 holds, while block 0 is being read
+    const writing = cache.put('k', 1, randomBytes(4 * KiB))
+    expect((await reading)!.equals(a)).toBe(true)
+    await writing
+    expect(cache.has('k', 0)).toBe(true)
+    expect(cache.has('k', 1)).toBe(false)
+    // once nobody reads it, it can go
+    await cache.put('k', 2, randomBytes(4 * KiB))
+    expect(cache.has('k', 0)).toBe(false)
+    expect(cache.has('k', 2)).toBe(true)
+    expect(await bytesOnDisk(dir)).toBeLessThanOrEqual(4 * KiB)
+  })
+})
+
+describe('disk cache folder unusable', () => {
+  it('reads still work from memory and the error is kept for the caller', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(20 * KiB)
+    const file = source.add('f', data)
+    const blocker = join(dir, 'a-file')
+    await writeFile(blocker, 'not a folder')
+    const rp = await ReadPath.create(source, { ...small(), diskCacheDir: join(blocker, 'cache') })
+    expect(rp.disk).toBeNull()
+    expect(rp.diskCacheError).toBeInstanceOf(Error)
+    expect((await rp.open(file).read(0, 20 * KiB)).equals(data)).toBe(true)
+  })
+})

@@ -1,0 +1,95 @@
+// A RangeSource over in-memory files for unit tests of the read path: it streams in
+// small buffers like a socket, answers range hashes from the true bytes, and can
+// corrupt, fail or stall on demand while counting what it sends.
+import { createHash, randomBytes } from 'node:crypto'
+import type { RangeSource, RemoteFile } from '../../src/read/source.js'
+
+export interface RangeCall {
+  file: string
+  start: number
+  end: number
+  aborted: boolean
+}
+
+export class MemorySource implements RangeSource {
+  readonly files = new Map<string, Buffer>()
+  readonly ranges: RangeCall[] = []
+  hashCalls = 0
+  bytesSent = 0
+  /** Bytes per yielded buffer. */
+  bufferSize = 64 * 1024
+  /** Return true to flip a byte of the buffer sent for this range. */
+  corrupt: (call: RangeCall, attempt: number) => boolean = () => false
+  /** Everything fails (the service cannot be reached). */
+  offline = false
+  /** After this many bytes of a range, stop sending and never finish (until aborted). */
+  stallAfter: number | null = null
+  /** Which ranges stallAfter applies to (all by default). */
+  stalls: (call: RangeCall) => boolean = () => true
+  private attempts = new Map<string, number>()
+
+  /** `md5`: false for a file without one, a string to skip hashing a large shared buffer again. */
+  add(name: string, data: Buffer, opts: { md5?: boolean | string; key?: string } = {}): RemoteFile {
+    this.files.set(name, data)
+    return {
+      transferId: 't1',
+      fileName: name,
+      size: data.length,
+      md5: opts.md5 === false ? null : typeof opts.md5 === 'string' ? opts.md5 : createHash('md5').update(data).digest('hex'),
+      downloadUrl: `https://files.example/${name}`,
+      cacheKey: opts.key ?? `t1/${name}/${data.length}`,
+    }
+  }
+
+  addRandom(name: string, size: number, opts: { md5?: boolean; key?: string } = {}): RemoteFile {
+    return this.add(name, randomBytes(size), opts)
+  }
+
+  private data(file: RemoteFile): Buffer {
+    const d = this.files.get(file.fileName)
+    if (!d) throw new Error(`no file ${file.fileName}`)
+    return d
+  }
+
+  async fetchRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): Promise<Buffer> {
+    const parts: Buffer[] = []
+    for await (const p of this.streamRange(file, start, end, signal)) parts.push(p)
+    return Buffer.concat(parts)
+  }
+
+  async *streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<Buffer> {
+    const call: RangeCall = { file: file.fileName, start, end, aborted: false }
+    this.ranges.push(call)
+    signal?.addEventListener('abort', () => (call.aborted = true), { once: true })
+    if (this.offline) throw new Error('ECONNREFUSED')
+    const key = `${file.fileName}:${start}:${end}`
+    const attempt = (this.attempts.get(key) ?? 0) + 1
+    this.attempts.set(key, attempt)
+    const data = this.data(file)
+    const corrupt = this.corrupt(call, attempt)
+    let sent = 0
+    for (let at = start; at < end; at += this.bufferSize) {
+      if (this.stallAfter !== null && sent >= this.stallAfter && this.stalls(call)) {
+        await new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }))
+      }
+      signal?.throwIfAborted()
+      await new Promise((r) => setImmediate(r))
+      const piece = Buffer.from(data.subarray(at, Math.min(end, at + this.bufferSize)))
+      if (corrupt && at === start) piece[0] = piece[0]! ^ 0xff
+      sent += piece.length
+      this.bytesSent += piece.length
+      yield piece
+    }
+  }
+
+  async rangeHash(file: RemoteFile, position: number, length: number): Promise<string> {
+    this.hashCalls++
+    if (this.offline) throw new Error('ECONNREFUSED')
+    await new Promise((r) => setImmediate(r))
+    return createHash('md5').update(this.data(file).subarray(position, position + length)).digest('hex')
+  }
+
+  rangesOf(name: string): RangeCall[] {
+    return this.ranges.filter((r) => r.file === name)
+  }
+}

@@ -1,0 +1,255 @@
+import { createHash, randomBytes } from 'node:crypto'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { IntegrityError, NetworkError } from '../../src/api/errors.js'
+import { ReadPath } from '../../src/read/content.js'
+import type { ReadOptions } from '../../src/read/options.js'
+import { MemorySource } from './memory-source.js'
+
+const KiB = 1024
+const MiB = 1024 * KiB
+
+/** Small grids so tests move few bytes; fast retries. */
+const small: Partial<ReadOptions> = {
+  blockSize: 4 * KiB,
+  pieceSize: 16 * KiB,
+  chunkSize: 64 * KiB,
+  headSize: 4 * KiB,
+  readAhead: 128 * KiB,
+  sequentialSlack: 16 * KiB,
+  retryBaseDelayMs: 1,
+  stallTimeoutMs: 200,
+  hashTimeoutMs: 1000,
+}
+
+describe('read path', () => {
+  it('any read at any offset returns exactly the file bytes (random sizes and grids)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          size: fc.integer({ min: 0, max: 40_000 }),
+          block: fc.integer({ min: 64, max: 3000 }),
+          perPiece: fc.integer({ min: 1, max: 4 }),
+          perChunk: fc.integer({ min: 1, max: 6 }),
+          head: fc.integer({ min: 1, max: 5000 }),
+          md5: fc.boolean(),
+          corruptFirstTry: fc.boolean(),
+          reads: fc.array(fc.record({ pos: fc.nat({ max: 45_000 }), len: fc.nat({ max: 9000 }), seq: fc.boolean() }), { minLength: 1, maxLength: 25 }),
+        }),
+        async (c) => {
+          const source = new MemorySource()
+          source.bufferSize = 1000
+          const data = randomBytes(c.size)
+          const file = source.add('f', data, { md5: c.md5 })
+          if (c.corruptFirstTry) source.corrupt = (_call, attempt) => attempt === 1
+          const rp = await ReadPath.create(source, {
+            ...small,
+            blockSize: c.block,
+            pieceSize: c.block * c.perPiece,
+            chunkSize: c.block * c.perChunk,
+            headSize: c.head,
+          })
+          const h = rp.open(file)
+          let next = 0
+          for (const r of c.reads) {
+            const pos = r.seq ? next : r.pos
+            const got = await h.read(pos, r.len)
+            const want = data.subarray(Math.min(pos, c.size), Math.min(c.size, pos + r.len))
+            expect(got.equals(want)).toBe(true)
+            next = pos + r.len
+          }
+          h.close()
+        },
+      ),
+      { numRuns: 60 },
+    )
+  })
+
+  it('corrupted bytes are fetched again and never returned', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(200 * KiB)
+    const file = source.add('f', data)
+    source.corrupt = (_call, attempt) => attempt === 1
+    const rp = await ReadPath.create(source, small)
+    const h = rp.open(file)
+    for (let pos = 0; pos < data.length; pos += 8 * KiB) {
+      expect((await h.read(pos, 8 * KiB)).equals(data.subarray(pos, pos + 8 * KiB))).toBe(true)
+    }
+    expect(rp.stats.mismatches).toBeGreaterThan(0)
+    expect(rp.stats.retries).toBeGreaterThan(0)
+  })
+
+  it('a piece that stays corrupt makes the read reject with IntegrityError', async () => {
+    const source = new MemorySource()
+    const file = source.addRandom('f', 100 * KiB)
+    source.corrupt = () => true
+    const rp = await ReadPath.create(source, { ...small, maxTries: 3 })
+    await expect(rp.open(file).read(50 * KiB, 100)).rejects.toBeInstanceOf(IntegrityError)
+    expect(rp.stats.mismatches).toBe(3)
+  })
+
+  it('the whole-file md5 verifies a file read in one piece, without a hash call', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(3000)
+    const file = source.add('f', data)
+    const rp = await ReadPath.create(source, small)
+    expect((await rp.open(file).read(0, 5000)).equals(data)).toBe(true)
+    expect(source.hashCalls).toBe(0)
+    // a wrong md5 is a mismatch even though the bytes are what the server sent
+    const liar = { ...source.add('g', data), md5: '0'.repeat(32) }
+    await expect(rp.open(liar).read(0, 10)).rejects.toBeInstanceOf(IntegrityError)
+  })
+
+  it('a stalled source makes the read reject with NetworkError', async () => {
+    const source = new MemorySource()
+    const file = source.addRandom('f', 100 * KiB)
+    source.stallAfter = 0
+    const rp = await ReadPath.create(source, { ...small, stallTimeoutMs: 50, maxTries: 2 })
+    await expect(rp.open(file).read(0, 100)).rejects.toBeInstanceOf(NetworkError)
+    expect(source.ranges.every((r) => r.aborted)).toBe(true)
+  })
+
+  it('concurrent reads of one piece share one fetch', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(64 * KiB)
+    const file = source.add('f', data)
+    const rp = await ReadPath.create(source, { ...small, headSize: 64 * KiB })
+    const handles = Array.from({ length: 8 }, () => rp.open(file))
+    const got = await Promise.all(handles.map((h, i) => h.read(i * 8 * KiB, 1000)))
+    got.forEach((g, i) => expect(g.equals(data.subarray(i * 8 * KiB, i * 8 * KiB + 1000))).toBe(true))
+    expect(source.ranges.length).toBe(1)
+    expect(rp.stats.fetches).toBe(1)
+    // one hash call per 16 KiB piece, not one per waiter
+    expect(source.hashCalls).toBe(4)
+  })
+
+  it('a read waits only for its own piece, not for the whole range', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(64 * KiB)
+    const file = source.add('f', data)
+    // the first fetch is one 64 KiB range of four pieces; the link dies after the first piece
+    source.stallAfter = 16 * KiB
+    source.bufferSize = 4 * KiB
+    const rp = await ReadPath.create(source, { ...small, headSize: 64 * KiB, stallTimeoutMs: 60_000 })
+    const h = rp.open(file)
+    expect((await h.read(100, 1000)).equals(data.subarray(100, 1100))).toBe(true)
+    expect(source.ranges).toHaveLength(1)
+    expect(source.ranges[0]!.end - source.ranges[0]!.start).toBe(64 * KiB)
+    expect(source.bytesSent).toBeLessThan(64 * KiB)
+    h.close()
+    await new Promise((r) => setTimeout(r, 10))
+    expect(source.ranges[0]!.aborted).toBe(true)
+  })
+
+  it('prefetches never take the last fetch slot from a read someone waits for', async () => {
+    const source = new MemorySource()
+    const big = source.addRandom('big', 4 * MiB)
+    const other = source.addRandom('other', 64 * KiB)
+    const rp = await ReadPath.create(source, { ...small, maxConcurrentFetches: 2, readAhead: 1 * MiB })
+    const h = rp.open(big)
+    for (let pos = 0; pos < 256 * KiB; pos += 4 * KiB) await h.read(pos, 4 * KiB)
+    // from now on every range of the big file hangs: its prefetches fill what they may
+    source.stallAfter = 0
+    source.stalls = (call) => call.file === 'big'
+    void h.read(256 * KiB, 4 * KiB).catch(() => {})
+    const got = await rp.open(other).read(0, 1000)
+    expect(got.equals(source.files.get('other')!.subarray(0, 1000))).toBe(true)
+    h.close()
+  })
+
+  it('peeking 4 KiB at the start of 300 files fetches about one head each, not a chunk', async () => {
+    const source = new MemorySource()
+    const rp = await ReadPath.create(source, { memoryCacheSize: 64 * MiB })
+    // one 60 MiB buffer behind 300 files (distinct names, so distinct cache keys)
+    const data = randomBytes(60 * MiB)
+    const md5 = createHash('md5').update(data).digest('hex')
+    const files = Array.from({ length: 300 }, (_, i) => source.add(`f${i}`, data, { md5 }))
+    for (const f of files) {
+      const h = rp.open(f)
+      expect((await h.read(0, 4 * KiB)).equals(data.subarray(0, 4 * KiB))).toBe(true)
+      h.close()
+    }
+    // the default head is 1 MiB: 300 MiB in all, against 300 × 50 MiB for whole chunks
+    expect(source.bytesSent).toBeLessThanOrEqual(300 * MiB)
+    expect(source.bytesSent / 300).toBeLessThan(50 * MiB / 10)
+  })
+
+  it('a sequential read of a 200 MiB file grows to whole chunks and prefetches', async () => {
+    const source = new MemorySource()
+    source.bufferSize = 256 * KiB
+    const data = Buffer.alloc(200 * MiB)
+    for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i)
+    const file = source.add('big', data)
+    const rp = await ReadPath.create(source, { memoryCacheSize: 128 * MiB })
+    const h = rp.open(file)
+    let inFlightAhead = 0
+    const step = 128 * KiB
+    for (let pos = 0; pos < data.length; pos += step) {
+      // the kernel sends readahead requests several at a time
+      const batch = [0, 1, 2, 3].map((k) => pos + k * step).filter((p) => p < data.length)
+      const got = await Promise.all(batch.map((p) => h.read(p, step)))
+      got.forEach((g, k) => expect(g.equals(data.subarray(batch[k]!, batch[k]! + step))).toBe(true))
+      pos += (batch.length - 1) * step
+      inFlightAhead = Math.max(inFlightAhead, source.ranges.filter((r) => r.start >= pos + 4 * step).length)
+    }
+    h.close()
+    const sizes = source.ranges.map((r) => r.end - r.start)
+    // small first, doubling, then aligned whole chunks
+    expect(source.ranges.map((r) => `${r.start / MiB}-${r.end / MiB}`)).toEqual(['0-1', '1-3', '3-7', '7-15', '15-31', '31-50', '50-100', '100-150', '150-200'])
+    expect(sizes.filter((s) => s === 50 * MiB).length).toBe(3)
+    // fetched ahead of the reader, not only on demand
+    expect(inFlightAhead).toBeGreaterThan(0)
+    // each byte once
+    expect(source.bytesSent).toBe(data.length)
+  })
+
+  it('closing a handle cancels its prefetch', async () => {
+    const source = new MemorySource()
+    const file = source.addRandom('f', 2 * MiB)
+    const rp = await ReadPath.create(source, small)
+    const h = rp.open(file)
+    for (let pos = 0; pos < 64 * KiB; pos += 4 * KiB) await h.read(pos, 4 * KiB)
+    source.stallAfter = 0 // prefetches from now on hang until cancelled
+    await h.read(64 * KiB, 4 * KiB).catch(() => {})
+    const hanging = source.ranges.filter((r) => r.start > 64 * KiB)
+    h.close()
+    await new Promise((r) => setTimeout(r, 20))
+    expect(hanging.length).toBeGreaterThan(0)
+    expect(hanging.every((r) => r.aborted)).toBe(true)
+  })
+
+  it('a changed cacheKey never serves the old bytes (memory)', async () => {
+    const source = new MemorySource()
+    const rp = await ReadPath.create(source, small)
+    const v1 = source.add('f', Buffer.alloc(10 * KiB, 1), { key: 'v1' })
+    expect((await rp.open(v1).read(0, 100))[0]).toBe(1)
+    const v2 = source.add('f', Buffer.alloc(10 * KiB, 2), { key: 'v2' })
+    expect((await rp.open(v2).read(0, 100))[0]).toBe(2)
+  })
+
+  it('offline: cached blocks stay readable, others fail with NetworkError', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(200 * KiB)
+    const file = source.add('f', data)
+    const rp = await ReadPath.create(source, small)
+    const h = rp.open(file)
+    await h.read(0, 8 * KiB)
+    source.offline = true
+    expect((await rp.open(file).read(100, 4000)).equals(data.subarray(100, 4100))).toBe(true)
+    await expect(rp.open(file).read(150 * KiB, 100)).rejects.toBeInstanceOf(NetworkError)
+  })
+
+  it('the memory budget is never exceeded', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(1 * MiB)
+    const file = source.add('f', data)
+    const budget = 100 * KiB
+    const rp = await ReadPath.create(source, { ...small, memoryCacheSize: budget })
+    const h = rp.open(file)
+    for (let pos = 0; pos < data.length; pos += 16 * KiB) {
+      expect((await h.read(pos, 16 * KiB)).equals(data.subarray(pos, pos + 16 * KiB))).toBe(true)
+      expect(rp.memory.bytes).toBeLessThanOrEqual(budget)
+    }
+    expect(rp.memory.bytes).toBeGreaterThan(0)
+  })
+})
