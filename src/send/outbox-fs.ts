@@ -1,0 +1,444 @@
+// The outbox subtree as a file system: paths relative to the outbox root ("/",
+// "/holiday.jpg", "/a@b.com/report.pdf"), the writable half of FileSystemCore. Every
+// byte goes to a staging file on disk as it is written (a file handle per open);
+// entries are handed to the SendEngine once settled.
+//
+// Choices: symbolic links are stored (cp -a and rsync -a need them) and reported back,
+// but never sent and never followed by us; chmod/chown are stored and reported, not
+// applied; extended attributes are not implemented (research rule 8: storing
+// system.posix_acl_* breaks cp -a's modes).
+import { constants as C, promises as fsp, type Stats } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
+import path from 'node:path'
+import { FsError, type NodeAttr, type OpenFlags } from '../vfs/core.js'
+import { systemClock } from './clock.js'
+import { SendEngine } from './engine.js'
+import { Journal } from './journal.js'
+import { isWithin, splitPath } from './names.js'
+import { resolveSendOptions, type SendOptions, type SendSettings } from './options.js'
+import type { Clock, Sender, SentLog } from './ports.js'
+import { FileSentLog } from './sent-log.js'
+import { WriterMarks } from './writers.js'
+import { OpenFiles, type OpenFile } from './handles.js'
+import { AttrStore, DiskGuard, freeBytesOf, toFsError } from './staging.js'
+import { buildStatus, type SendStatus } from './status.js'
+import { OutboxTree } from './tree.js'
+
+export interface OutboxFsConfig {
+  /** The data folder (must survive restarts): staging, journal, sent list live under it. */
+  dataDir: string
+  sender: Sender
+  /** Default: a FileSentLog at <dataDir>/sent.jsonl. */
+  sentLog?: SentLog
+  clock?: Clock
+  options?: Partial<SendOptions>
+  /** Owner reported for entries nobody chowned (default: this process's). */
+  uid?: number
+  gid?: number
+  /** Free bytes where staging lives (tests fake a full disk); default statfs. */
+  freeBytes?: () => Promise<number>
+}
+
+/** Folder names under the data folder. */
+export const STAGING_DIR = 'outbox'
+export const JOURNAL_DIR = 'journal'
+export const TRASH_DIR = 'trash'
+export const ATTR_FILE = 'outbox-attrs.json'
+export const SENT_FILE = 'sent.jsonl'
+export const WRITING_DIR = 'writing'
+
+const ONE_ID = 0xffffffff // chown's "leave unchanged" (-1 as unsigned)
+
+export class OutboxFs {
+  private closed = false
+
+  private constructor(
+    private readonly tree: OutboxTree,
+    private readonly engine: SendEngine,
+    private readonly journal: Journal,
+    private readonly attrs: AttrStore,
+    private readonly disk: DiskGuard,
+    private readonly marks: WriterMarks,
+    private readonly handles: OpenFiles,
+    private readonly clock: Clock,
+    private readonly uid: number,
+    private readonly gid: number,
+    readonly sentLog: SentLog,
+  ) {}
+
+  /** Opens the outbox on `dataDir`, resuming whatever an earlier run left unfinished. */
+  static async open(cfg: OutboxFsConfig): Promise<OutboxFs> {
+    const options = resolveSendOptions(cfg.options)
+    const clock = cfg.clock ?? systemClock
+    const staging = path.join(cfg.dataDir, STAGING_DIR)
+    const trash = path.join(cfg.dataDir, TRASH_DIR)
+    await fsp.mkdir(staging, { recursive: true, mode: 0o700 })
+    await fsp.rm(trash, { recursive: true, force: true })
+    await fsp.mkdir(trash, { recursive: true, mode: 0o700 })
+    const journal = new Journal(path.join(cfg.dataDir, JOURNAL_DIR))
+    const attrs = new AttrStore(path.join(cfg.dataDir, ATTR_FILE), clock, options.attrSaveDelayMs)
+    await attrs.load()
+    const tree = new OutboxTree(staging, options.recipientGroups)
+    const sentLog = cfg.sentLog ?? new FileSentLog(path.join(cfg.dataDir, SENT_FILE))
+    const disk = new DiskGuard(cfg.freeBytes ?? (() => freeBytesOf(staging)), clock, options.minFreeBytes, options.freeSpaceCheckMs)
+    const marks = new WriterMarks(path.join(cfg.dataDir, WRITING_DIR))
+    const leftovers = await marks.init()
+    const handles = new OpenFiles(marks)
+    const engine = new SendEngine({
+      options, clock, sender: cfg.sender, sentLog, journal, tree, trashDir: trash,
+      isOpen: (key) => handles.isOpen(key),
+      hasWriters: (key) => handles.hasWriters(key),
+      forget: (key) => attrs.drop(key),
+      clearInterrupted: (key) => {
+        const files = leftovers.filter((l) => isWithin(l.path, key)).map((l) => l.file)
+        void marks.remove(files).catch(() => undefined)
+      },
+    })
+    const self = new OutboxFs(tree, engine, journal, attrs, disk, marks, handles, clock, cfg.uid ?? process.getuid?.() ?? 0, cfg.gid ?? process.getgid?.() ?? 0, sentLog)
+    const keys = await tree.scan()
+    const interrupted = new Set<string>()
+    for (const l of leftovers) {
+      const key = tree.entryOf(l.path)
+      if (key && keys.includes(key)) interrupted.add(key)
+    }
+    await marks.remove(leftovers.filter((l) => !interrupted.has(tree.entryOf(l.path) ?? '')).map((l) => l.file))
+    await engine.resume(await journal.loadAll(), keys, interrupted)
+    return self
+  }
+
+  // ---- status and control ------------------------------------------------------------------
+
+  status(): SendStatus {
+    return buildStatus(this.clock.now(), this.engine.entries.values(), this.engine.finished)
+  }
+
+  retryFailed(): void {
+    this.engine.retryFailed()
+  }
+
+  /** New send settings (a changed group list may turn folders into recipient folders). */
+  async updateSettings(patch: Partial<SendSettings>): Promise<void> {
+    Object.assign(this.engine.options, patch)
+    if (patch.recipientGroups) {
+      const before = new Set(this.engine.entries.keys())
+      this.tree.setGroups(patch.recipientGroups)
+      const now = await this.tree.scan()
+      for (const k of new Set([...before, ...now])) this.engine.touch(k)
+    }
+    this.engine.retryFailed()
+  }
+
+  /** Resolves when nothing is being sent or written in the background (for tests and shutdown). */
+  idle(): Promise<void> {
+    return this.engine.idle()
+  }
+
+  /**
+   * As if the process died now: no timer fires and nothing more is sent or written.
+   * Resolves once writes already begun have ended (a real death cuts them; the files
+   * they replace are replaced atomically either way).
+   */
+  async halt(): Promise<void> {
+    this.closed = true
+    this.engine.halt()
+    this.marks.halt()
+    // The OS closes a dead process's files (unsynced bytes stay in the page cache).
+    const open = this.handles.drain()
+    await Promise.all([this.journal.halt(), this.attrs.halt(), ...open.map((h) => h.handle.close().catch(() => undefined))])
+  }
+
+  /** A clean stop: sends pause (they resume on the next start), attributes are saved, files closed. */
+  async shutdown(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.engine.stop()
+    await this.attrs.flush().catch(() => undefined)
+    for (const h of this.handles.drain()) await h.handle.close().catch(() => undefined)
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  /**
+   * Waits out an entry being removed after its send, then records the change before it
+   * happens. The touch and the check run together: either the finishing send sees the
+   * change and keeps the entry, or this sees the finishing and waits for it.
+   */
+  private async enter(p: string, content = true): Promise<void> {
+    for (;;) {
+      await this.engine.gate(p)
+      this.touchPath(p, content)
+      if (!this.engine.finishingAt(p)) return
+    }
+  }
+
+  private real(p: string): string {
+    return this.tree.real(p)
+  }
+
+  private live(): void {
+    if (this.closed) throw new FsError('EIO', 'the outbox is shut down')
+  }
+
+  private touchPath(p: string, content = true): void {
+    const key = this.tree.entryOf(p)
+    if (key) this.engine.touch(key, content)
+  }
+
+  private async run<T>(op: () => Promise<T>): Promise<T> {
+    this.live()
+    try {
+      return await op()
+    } catch (err) {
+      throw toFsError(err)
+    }
+  }
+
+  private attrOf(p: string, st: Stats): NodeAttr {
+    const stored = this.attrs.get(p)
+    const type = st.mode & C.S_IFMT
+    const isDir = type === C.S_IFDIR
+    const defaultPerm = isDir ? 0o755 : type === C.S_IFLNK ? 0o777 : 0o644
+    return {
+      mode: type | (stored?.mode ?? defaultPerm),
+      size: isDir ? 4096 : st.size,
+      mtime: st.mtime,
+      atime: st.atime,
+      ctime: st.ctime,
+      nlink: isDir ? 2 : 1,
+      uid: stored?.uid ?? this.uid,
+      gid: stored?.gid ?? this.gid,
+    }
+  }
+
+  // ---- reading ---------------------------------------------------------------------------------
+
+  getattr(p: string): Promise<NodeAttr> {
+    return this.run(async () => this.attrOf(p, await fsp.lstat(this.real(p))))
+  }
+
+  readdir(p: string): Promise<string[]> {
+    return this.run(() => fsp.readdir(this.real(p)))
+  }
+
+  read(_p: string, fh: number, length: number, position: number): Promise<Buffer> {
+    return this.run(async () => {
+      const buf = Buffer.alloc(length)
+      const { bytesRead } = await this.handles.get(fh).handle.read(buf, 0, length, position)
+      return buf.subarray(0, bytesRead)
+    })
+  }
+
+  readlink(p: string): Promise<string> {
+    return this.run(() => fsp.readlink(this.real(p)))
+  }
+
+  // ---- opening and closing ----------------------------------------------------------------------
+
+  create(p: string, mode: number): Promise<number> {
+    return this.run(async () => {
+      if (splitPath(p).length === 0) throw new FsError('EISDIR')
+      await this.enter(p)
+      const handle = await fsp.open(this.real(p), C.O_CREAT | C.O_RDWR | C.O_TRUNC | C.O_NOFOLLOW, 0o600)
+      this.attrs.set(p, { mode: mode & 0o7777 })
+      await this.tree.refreshKind(p)
+      return this.register({ path: p, handle, wrote: true, marked: true })
+    })
+  }
+
+  open(p: string, flags: OpenFlags): Promise<number> {
+    return this.run(async () => {
+      const writer = (flags & 3) !== C.O_RDONLY
+      let handle: FileHandle
+      for (;;) {
+        await this.engine.gate(p)
+        const undo = writer ? this.handles.announceOpening(p) : () => undefined
+        if (this.engine.finishingAt(p)) {
+          undo()
+          continue
+        }
+        try {
+          // Always read-write and never O_APPEND: the kernel gives every write its offset.
+          handle = await fsp.open(this.real(p), C.O_RDWR | C.O_NOFOLLOW)
+        } finally {
+          undo()
+        }
+        break
+      }
+      const f: OpenFile = { path: p, handle, wrote: false, marked: writer }
+      const fh = await this.register(f)
+      if (flags & C.O_TRUNC) {
+        this.touchPath(p)
+        f.wrote = true
+        await handle.truncate(0)
+      }
+      return fh
+    })
+  }
+
+  private async register(f: OpenFile): Promise<number> {
+    const fh = await this.handles.add(f)
+    if (f.path) {
+      const key = this.tree.entryOf(f.path)
+      if (key) this.engine.recheck(key)
+    }
+    return fh
+  }
+
+  flush(_p: string, fh: number): Promise<void> {
+    // Written bytes are already in the OS; nothing is held in memory to flush.
+    return this.run(async () => void this.handles.get(fh))
+  }
+
+  fsync(_p: string, fh: number, datasync: boolean): Promise<void> {
+    return this.run(() => (datasync ? this.handles.get(fh).handle.datasync() : this.handles.get(fh).handle.sync()))
+  }
+
+  release(_p: string, fh: number): Promise<void> {
+    return this.run(async () => {
+      let f: OpenFile
+      try {
+        f = this.handles.get(fh)
+      } catch {
+        return
+      }
+      try {
+        // Release is asynchronous to the caller: a sync here costs nobody a wait, and
+        // makes the bytes safe from power loss before the entry can settle.
+        if (f.wrote) await f.handle.sync().catch(() => undefined)
+      } finally {
+        await this.handles.remove(fh)
+        await f.handle.close()
+        if (f.path) this.touchPath(f.path, false)
+      }
+    })
+  }
+
+  // ---- writing -----------------------------------------------------------------------------------
+
+  write(_p: string, fh: number, data: Buffer, position: number): Promise<number> {
+    return this.run(async () => {
+      const f = this.handles.get(fh)
+      await this.disk.reserve(data.length)
+      if (f.path) await this.enter(f.path)
+      f.wrote = true
+      let done = 0
+      while (done < data.length) {
+        const { bytesWritten } = await f.handle.write(data, done, data.length - done, position + done)
+        if (bytesWritten === 0) throw new FsError('EIO', 'short write')
+        done += bytesWritten
+      }
+      return done
+    })
+  }
+
+  truncate(p: string, size: number): Promise<void> {
+    return this.run(async () => {
+      await this.enter(p)
+      await fsp.truncate(this.real(p), size)
+    })
+  }
+
+  ftruncate(_p: string, fh: number, size: number): Promise<void> {
+    return this.run(async () => {
+      const f = this.handles.get(fh)
+      if (f.path) await this.enter(f.path)
+      f.wrote = true
+      await f.handle.truncate(size)
+    })
+  }
+
+  // ---- names -----------------------------------------------------------------------------------------
+
+  /** enter() for every entry at, under or containing each path (a recipient folder holds many). */
+  private async enterAll(...paths: string[]): Promise<void> {
+    for (;;) {
+      for (const p of paths) await this.engine.gate(p)
+      const keys: string[] = []
+      for (const p of paths) keys.push(...(await this.tree.entriesAt(p)))
+      for (const k of keys) this.engine.touch(k)
+      if (!paths.some((p) => this.engine.finishingAt(p))) return
+    }
+  }
+
+  unlink(p: string): Promise<void> {
+    return this.run(async () => {
+      await this.enter(p)
+      await fsp.unlink(this.real(p))
+      this.attrs.drop(p)
+      await this.tree.refreshKind(p)
+      await this.handles.unlinked(p)
+    })
+  }
+
+  mkdir(p: string, mode: number): Promise<void> {
+    return this.run(async () => {
+      await this.enter(p)
+      await fsp.mkdir(this.real(p), { mode: 0o700 })
+      this.attrs.set(p, { mode: mode & 0o7777 })
+      await this.tree.refreshKind(p)
+    })
+  }
+
+  rmdir(p: string): Promise<void> {
+    return this.run(async () => {
+      if (splitPath(p).length === 0) throw new FsError('EBUSY')
+      await this.enterAll(p)
+      await fsp.rmdir(this.real(p))
+      this.attrs.drop(p)
+      await this.tree.refreshKind(p)
+    })
+  }
+
+  rename(from: string, to: string): Promise<void> {
+    return this.run(async () => {
+      if (splitPath(from).length === 0 || splitPath(to).length === 0) throw new FsError('EBUSY')
+      if (isWithin(to, from) && to !== from) throw new FsError('EINVAL')
+      // Abort sends of everything the rename touches before it happens, then again for
+      // what the new names make (a folder may turn into a recipient folder or back).
+      await this.enterAll(from, to)
+      await fsp.rename(this.real(from), this.real(to))
+      await this.tree.refreshKind(from)
+      await this.tree.refreshKind(to)
+      this.attrs.move(from, to)
+      await this.handles.renamed(from, to)
+      for (const k of await this.tree.entriesAt(to)) this.engine.touch(k)
+    })
+  }
+
+  symlink(target: string, p: string): Promise<void> {
+    return this.run(async () => {
+      await this.enter(p)
+      await fsp.symlink(target, this.real(p))
+      await this.tree.refreshKind(p)
+    })
+  }
+
+  // ---- metadata: accepted, stored, reported back -------------------------------------------------------
+
+  chmod(p: string, mode: number): Promise<void> {
+    return this.run(async () => {
+      await fsp.lstat(this.real(p))
+      this.attrs.set(p, { mode: mode & 0o7777 })
+      this.touchPath(p, false)
+    })
+  }
+
+  chown(p: string, uid: number, gid: number): Promise<void> {
+    return this.run(async () => {
+      await fsp.lstat(this.real(p))
+      const patch: { uid?: number; gid?: number } = {}
+      if (uid !== -1 && uid !== ONE_ID) patch.uid = uid
+      if (gid !== -1 && gid !== ONE_ID) patch.gid = gid
+      this.attrs.set(p, patch)
+      this.touchPath(p, false)
+    })
+  }
+
+  utimens(p: string, atime: Date, mtime: Date): Promise<void> {
+    return this.run(async () => {
+      // lutimes: never follow a stored link out of the staging folder.
+      await fsp.lutimes(this.real(p), atime, mtime)
+      this.touchPath(p, false)
+    })
+  }
+}

@@ -1,0 +1,126 @@
+// One send of a settled entry, step by step, each step journaled before the next
+// depends on it: fix the content (sizes and MD5s), initialize, upload the chunks not
+// yet confirmed, Complete. A journaled transfer is resumed only while the content is
+// the same; otherwise it is dropped (never completed) and a new one initialized.
+import path from 'node:path'
+import type { Transfer } from '../api/types.js'
+import type { EngineDeps } from './engine.js'
+import type { Entry } from './entry.js'
+import { newJournalRecord, type JournalRecord } from './journal.js'
+import { isTemporaryName } from './names.js'
+import { chunkCount, chunkLength, confirmedBytes, initializeRequest } from './rules.js'
+import { sameFiles, takeSnapshot } from './snapshot.js'
+
+/** What a send needs of the engine that runs it. */
+export interface SendHost {
+  readonly d: EngineDeps
+  readonly halted: boolean
+  readonly entries: Map<string, Entry>
+  readonly interrupted: ReadonlySet<string>
+  track(p: Promise<unknown>): void
+  dropJournal(j: JournalRecord): Promise<void>
+  recordSent(j: JournalRecord): Promise<void>
+  finish(e: Entry, gen: number, j: JournalRecord): Promise<void>
+}
+
+export async function runSend(host: SendHost, e: Entry, gen: number, signal: AbortSignal): Promise<void> {
+  const stale = (): boolean => host.halted || e.gen !== gen
+  const info = host.d.tree.describe(e.key)
+  const snap = info ? await takeSnapshot(info.realPath, info.subject, signal) : { kind: 'missing' as const }
+  if (stale()) return
+  if (!info || snap.kind === 'missing') {
+    // Gone (deleted, renamed, or no longer an entry): nothing to send under this name.
+    host.entries.delete(e.key)
+    if (e.journal) await host.dropJournal(e.journal)
+    return
+  }
+  const wait = (note: string): void => {
+    e.phase = 'waiting'
+    e.note = note
+  }
+  if (snap.kind === 'symlink') return wait('a symbolic link is not sent')
+  if (host.interrupted.has(e.key)) {
+    return wait('was being written when transferfs stopped and may be incomplete: copy it again, or rename it to send it as it is')
+  }
+  if (isTemporaryName(info.subject)) return wait('temporary name: sent once renamed')
+  if (snap.files.length === 0) return wait('empty: nothing to send yet')
+
+  const o = host.d.options
+  let j = e.journal
+  if (j && !(sameFiles(j.files, snap.files) && j.subject === info.subject && j.chunkSize === o.chunkSize &&
+    j.recipients.join(',') === info.recipients.join(','))) {
+    if (j.completed) {
+      // Complete answered for older content; the new content is a new send.
+      await host.recordSent(j)
+      await host.d.journal.retire(j)
+      j = null
+    } else {
+      if (j.transfer) j.abandoned.push(j.transfer.transferid)
+      Object.assign(j, { subject: info.subject, recipients: info.recipients, chunkSize: o.chunkSize, files: snap.files, transfer: null, confirmed: {}, initializing: false })
+    }
+  }
+  if (!j) j = newJournalRecord({ entryKey: e.key, subject: info.subject, recipients: info.recipients, chunkSize: o.chunkSize, files: snap.files })
+  e.journal = j
+  const rec = j
+  e.totalBytes = rec.files.reduce((s, f) => s + f.size, 0)
+  e.sentBytes = confirmedBytes(rec)
+  e.samples = [[host.d.clock.now(), e.sentBytes]]
+  if (stale()) return
+
+  if (!rec.completed) {
+    if (!rec.transfer) {
+      e.note = 'initializing'
+      rec.initializing = true
+      await host.d.journal.save(rec)
+      if (stale()) return
+      const answer = await host.d.sender.initialize(initializeRequest(rec, host.d.options), signal)
+      if (host.halted) return
+      rec.initializing = false
+      if (e.gen !== gen) {
+        rec.abandoned.push(answer.transferid)
+        await host.d.journal.save(rec)
+        return
+      }
+      rec.transfer = answer
+      await host.d.journal.save(rec)
+      if (stale()) return
+    }
+    const t = rec.transfer as NonNullable<JournalRecord['transfer']>
+    e.note = 'uploading'
+    for (const f of rec.files) {
+      const done = new Set(rec.confirmed[f.name] ?? [])
+      if (done.size >= chunkCount(f.size, rec.chunkSize)) continue
+      await host.d.sender.uploadFile({
+        transferurl: t.transferurl, transferid: t.transferid, transferkey: t.transferkey,
+        fileName: f.name, filePath: f.rel ? path.join(info.realPath, f.rel) : info.realPath, size: f.size,
+        chunkSize: rec.chunkSize, confirmed: new Set(done), signal,
+        onChunkConfirmed: (index) => {
+          if (stale() || rec.transfer !== t) return
+          const list = (rec.confirmed[f.name] ??= [])
+          if (list.includes(index)) return
+          list.push(index)
+          e.sentBytes += chunkLength(f.size, rec.chunkSize, index)
+          sample(e, host.d.clock.now())
+          host.track(host.d.journal.save(rec))
+        },
+      })
+      if (stale()) return
+    }
+    await host.d.journal.save(rec)
+    if (stale()) return
+    e.note = 'completing'
+    const transfer: Transfer = await host.d.sender.complete(t.transferid, t.transferkey)
+    if (host.halted) return
+    // From here the transfer exists as sent, whatever happens to the entry meanwhile.
+    rec.completed = true
+    rec.url = transfer.url ?? null
+    await host.d.journal.save(rec)
+    if (host.halted) return
+  }
+  await host.finish(e, gen, rec)
+}
+
+function sample(e: Entry, now: number): void {
+  e.samples.push([now, e.sentBytes])
+  while (e.samples.length > 2 && (e.samples[0] as [number, number])[0] < now - 20_000) e.samples.shift()
+}

@@ -1,0 +1,63 @@
+// What the send core needs from the outside, as ports the lead adapts: the service
+// (Sender), the list the vfs reads for sent/ (SentLog), and time (Clock).
+import type { InitializeRequest, InitializeResult, Transfer } from '../api/types.js'
+
+export type InitializeAnswer = Pick<InitializeResult, 'transferid' | 'transferkey' | 'transferurl'>
+
+export interface UploadFileRequest {
+  transferurl: string
+  transferid: string
+  transferkey: string
+  /** The file's name in the transfer ("report.pdf", "data/raw.csv"). */
+  fileName: string
+  /** The staged bytes on local disk. */
+  filePath: string
+  size: number
+  /** Every chunk but the last is exactly this long; the last is the rest (1 chunk for 0 bytes). */
+  chunkSize: number
+  /** Chunk indices the service already holds from an earlier try: do not send them again. */
+  confirmed: ReadonlySet<number>
+  /** Called once the service acknowledged a chunk (the core journals it). */
+  onChunkConfirmed(index: number): void
+  /** Aborted when the entry changed or the core stops; the upload should end soon after. */
+  signal: AbortSignal
+}
+
+/**
+ * The Transfer Service as the send core uses it. The adapter over src/api does the
+ * chunked upload: an MD5 per chunk, retries of 406/449 and network errors, and at most
+ * 4 chunks in flight across the whole mount (a shared queue, since several entries may
+ * upload at once). Errors: ServiceError / NetworkError from src/api/errors.ts.
+ */
+export interface Sender {
+  initialize(req: InitializeRequest, signal: AbortSignal): Promise<InitializeAnswer>
+  uploadFile(req: UploadFileRequest): Promise<void>
+  /** Safe to repeat: completing a complete transfer answers 200 again and sends nothing. */
+  complete(transferid: string, transferkey: string): Promise<Transfer>
+}
+
+/** One transfer sent from this machine, as the vfs lists it under sent/. */
+export interface SentRecord {
+  transferid: string
+  subject: string
+  recipients: string[]
+  files: Array<{ name: string; size: number; md5: string }>
+  /** unix ms, this machine's clock. */
+  sentAt: number
+  url: string | null
+}
+
+export interface SentLog {
+  has(transferid: string): Promise<boolean>
+  /** Durable when it resolves. */
+  record(entry: SentRecord): Promise<void>
+  list(): Promise<SentRecord[]>
+}
+
+export type CancelTimer = () => void
+
+/** Time as the core sees it; tests pass a ManualClock to settle without waiting. */
+export interface Clock {
+  now(): number
+  setTimer(ms: number, fn: () => void): CancelTimer
+}

@@ -1,0 +1,53 @@
+// The rules of one send that need no state: which errors are refusals, how a chunk
+// grid looks, what initialize is asked.
+import { ServiceError } from '../api/errors.js'
+import type { InitializeRequest } from '../api/types.js'
+import type { JournalRecord } from './journal.js'
+import type { SendOptions } from './options.js'
+
+const RETRYABLE_HTTP = new Set([406, 408, 429, 449])
+
+/** A refusal: the service said no for a reason a retry cannot change (bad address, too large, ...). */
+export function isRefusal(err: unknown): err is ServiceError {
+  return err instanceof ServiceError && err.httpStatus >= 400 && err.httpStatus < 500 &&
+    !RETRYABLE_HTTP.has(err.httpStatus) && err.responsestatus !== 'UploadNotComplete'
+}
+
+export function describeError(err: unknown): string {
+  if (err instanceof ServiceError) {
+    const what = err.responsestatus ?? `HTTP ${err.httpStatus}`
+    const why = err.errormessage ?? err.message
+    return why && why !== what ? `${what}: ${why}` : what
+  }
+  if (err instanceof Error) return `${err.name}: ${err.message}`
+  return String(err)
+}
+
+export function chunkCount(size: number, chunkSize: number): number {
+  return Math.max(1, Math.ceil(size / chunkSize))
+}
+
+export function chunkLength(size: number, chunkSize: number, index: number): number {
+  return Math.max(0, Math.min(chunkSize, size - index * chunkSize))
+}
+
+export function initializeRequest(j: JournalRecord, o: SendOptions): InitializeRequest {
+  const req: InitializeRequest = {
+    subject: j.subject,
+    transfersize: j.files.reduce((s, f) => s + f.size, 0),
+    sourcedetails: `transferfs/${o.version}`,
+  }
+  if (j.recipients.length) req.to = [...j.recipients]
+  if (o.message !== null) req.message = o.message
+  if (o.days !== null) req.days = o.days
+  if (o.notify !== null) req.notify = o.notify
+  if (o.confirmation !== null) req.confirmation = o.confirmation
+  if (o.password !== null) req.password = o.password
+  return req
+}
+
+export function confirmedBytes(j: JournalRecord): number {
+  let n = 0
+  for (const f of j.files) for (const i of new Set(j.confirmed[f.name] ?? [])) n += chunkLength(f.size, j.chunkSize, i)
+  return n
+}

@@ -1,0 +1,55 @@
+// The list of transfers sent from this machine (the vfs shows them under sent/): an
+// append-only JSON-lines file, each line synced before record() resolves.
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import type { SentLog, SentRecord } from './ports.js'
+
+export class FileSentLog implements SentLog {
+  private cache: SentRecord[] | null = null
+  private tail: Promise<unknown> = Promise.resolve()
+
+  constructor(readonly file: string) {}
+
+  async list(): Promise<SentRecord[]> {
+    if (this.cache) return [...this.cache]
+    let text = ''
+    try {
+      text = await fsp.readFile(this.file, 'utf8')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    }
+    const out: SentRecord[] = []
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue
+      try {
+        out.push(JSON.parse(line) as SentRecord)
+      } catch {
+        // A line torn by a crash mid-append: the record is written again on resume.
+      }
+    }
+    this.cache = out
+    return [...out]
+  }
+
+  async has(transferid: string): Promise<boolean> {
+    return (await this.list()).some((r) => r.transferid === transferid)
+  }
+
+  record(entry: SentRecord): Promise<void> {
+    const p = this.tail.then(async () => {
+      if (await this.has(entry.transferid)) return
+      await fsp.mkdir(path.dirname(this.file), { recursive: true })
+      const h = await fsp.open(this.file, 'a', 0o600)
+      try {
+        // A leading newline isolates this record from a line torn by an earlier crash.
+        await h.write('\n' + JSON.stringify(entry) + '\n')
+        await h.sync()
+      } finally {
+        await h.close()
+      }
+      this.cache?.push(entry)
+    })
+    this.tail = p.catch(() => undefined)
+    return p
+  }
+}

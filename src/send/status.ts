@@ -1,0 +1,106 @@
+// What is being sent, how far, and what failed: a snapshot for `.status` (text) and
+// `transferfs status` (JSON). Never holds a secret (no keys, no password).
+import type { Entry, FinishedSend } from './engine.js'
+
+export type SendState = 'queued' | 'settling' | 'waiting' | 'sending' | 'done' | 'failed'
+
+export interface SendStatusEntry {
+  /** The entry's path in outbox/ ("holiday.jpg", "alice@example.com/report.pdf"). */
+  name: string
+  state: SendState
+  /** Why it is in that state when it is not obvious (open, temporary name, retrying, ...). */
+  note: string | null
+  bytesSent: number
+  bytesTotal: number
+  /** bytes per second over the last seconds; null before there is a measure. */
+  rate: number | null
+  /** seconds; null when unknown. */
+  eta: number | null
+  lastError: string | null
+  transferid: string | null
+  url: string | null
+}
+
+export interface SendStatus {
+  /** unix ms */
+  at: number
+  entries: SendStatusEntry[]
+}
+
+function rateOf(e: Entry): number | null {
+  const first = e.samples[0]
+  const last = e.samples[e.samples.length - 1]
+  if (!first || !last || last[0] <= first[0]) return null
+  return ((last[1] - first[1]) * 1000) / (last[0] - first[0])
+}
+
+export function buildStatus(now: number, entries: Iterable<Entry>, finished: readonly FinishedSend[]): SendStatus {
+  const out: SendStatusEntry[] = []
+  for (const e of entries) {
+    const rate = e.phase === 'sending' ? rateOf(e) : null
+    const left = e.totalBytes - e.sentBytes
+    out.push({
+      name: e.key.slice(1),
+      state: e.phase,
+      note: e.note,
+      bytesSent: e.sentBytes,
+      bytesTotal: e.totalBytes,
+      rate,
+      eta: rate && rate > 0 ? Math.ceil(left / rate) : null,
+      lastError: e.lastError,
+      transferid: e.journal?.transfer?.transferid ?? null,
+      url: null,
+    })
+  }
+  out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  for (const f of finished) {
+    out.push({
+      name: f.name, state: 'done', note: f.note, bytesSent: f.totalBytes, bytesTotal: f.totalBytes, rate: null, eta: 0,
+      lastError: null, transferid: f.transferid, url: f.url,
+    })
+  }
+  return { at: now, entries: out }
+}
+
+export function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
+  let v = n
+  let i = 0
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024
+    i++
+  }
+  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]}`
+}
+
+function formatDuration(s: number): string {
+  if (s < 60) return `${s} s`
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`
+}
+
+/** The text of `.status`: one block per entry, plain enough to grep. */
+export function renderStatusText(status: SendStatus): string {
+  const count = (s: SendState): number => status.entries.filter((e) => e.state === s).length
+  const lines = [
+    `outbox: ${count('sending')} sending, ${count('queued')} queued, ${count('settling') + count('waiting')} settling, ` +
+      `${count('failed')} failed, ${count('done')} done`,
+  ]
+  for (const e of status.entries) {
+    let line = `${e.state.padEnd(8)} ${e.name}`
+    if (e.state === 'sending' || e.state === 'queued') {
+      line += `  ${formatBytes(e.bytesSent)} / ${formatBytes(e.bytesTotal)}`
+      if (e.rate !== null) line += `  ${formatBytes(Math.round(e.rate))}/s`
+      if (e.eta !== null) line += `  ETA ${formatDuration(e.eta)}`
+    }
+    if (e.state === 'done') line += `  ${formatBytes(e.bytesTotal)}  transfer ${e.transferid}${e.url ? `  ${e.url}` : ''}`
+    lines.push(line)
+    if (e.note) lines.push(`         ${e.note}`)
+    if (e.lastError) lines.push(`         error: ${e.lastError}`)
+  }
+  return lines.join('\n') + '\n'
+}
+
+export function renderStatusJson(status: SendStatus): string {
+  return JSON.stringify(status, null, 2) + '\n'
+}
