@@ -1,0 +1,125 @@
+// Test controls that change how the service behaves: injected faults, throttle, request counters.
+import type { ServiceStatus } from '../api/types.js'
+import { isServiceStatus } from '../api/types.js'
+import { invalid } from './envelope.js'
+
+export const ROUTES = ['login', 'refresh', 'logout', 'initialize', 'complete', 'forward', 'details', 'inbox',
+  'savefile', 'download', 'zip', 'rangehash'] as const
+export type RouteName = (typeof ROUTES)[number]
+
+export const FAULT_KINDS = ['status', 'corrupt', 'reset', 'stall'] as const
+export type FaultKind = (typeof FAULT_KINDS)[number]
+
+export interface FaultSpec {
+  route: RouteName | '*'
+  kind: FaultKind
+  count?: number
+  probability?: number
+  status?: number
+  responsestatus?: ServiceStatus
+  afterBytes?: number
+}
+
+export interface Throttle {
+  /** Bandwidth limit on download and ZIP bodies, bytes per second. */
+  bytesPerSecond?: number
+  /** Added before every request is handled, ms. */
+  latencyMs?: number
+}
+
+export interface Counters {
+  routes: Record<string, number>
+  bytesServed: number
+  refreshCalls: number
+}
+
+/** Routes whose bodies are file bytes, where `corrupt` means changing them. */
+const CORRUPTIBLE: ReadonlySet<RouteName> = new Set(['download', 'zip', 'rangehash'])
+
+interface ActiveFault extends FaultSpec {
+  remaining: number | null
+}
+
+export class Faults {
+  private faults: ActiveFault[] = []
+  throttle: Throttle = {}
+  counters: Counters = { routes: {}, bytesServed: 0, refreshCalls: 0 }
+
+  add(spec: unknown): FaultSpec {
+    const fault = parseFault(spec)
+    this.faults.push({ ...fault, remaining: fault.count ?? null })
+    return fault
+  }
+
+  clear(): void {
+    this.faults = []
+    this.throttle = {}
+  }
+
+  setThrottle(body: unknown): Throttle {
+    const t = (body ?? {}) as Record<string, unknown>
+    const next: Throttle = {}
+    for (const key of ['bytesPerSecond', 'latencyMs'] as const) {
+      const v = t[key]
+      if (v === undefined || v === null) continue
+      if (typeof v !== 'number' || !(v >= 0)) throw invalid(key, `${key} must be a number >= 0`)
+      if (v > 0) next[key] = v
+    }
+    this.throttle = next
+    return next
+  }
+
+  count(route: RouteName): void {
+    this.counters.routes[route] = (this.counters.routes[route] ?? 0) + 1
+  }
+
+  resetCounters(): void {
+    this.counters = { routes: {}, bytesServed: 0, refreshCalls: 0 }
+  }
+
+  /** The fault that applies to this request, if any (consuming one of its `count`). */
+  take(route: RouteName): FaultSpec | null {
+    for (const fault of this.faults) {
+      if (fault.route !== '*' && fault.route !== route) continue
+      if (fault.kind === 'corrupt' && !CORRUPTIBLE.has(route)) continue
+      if (fault.remaining !== null) {
+        if (fault.remaining <= 0) continue
+        fault.remaining -= 1
+        return fault
+      }
+      if (Math.random() < (fault.probability ?? 0)) return fault
+    }
+    return null
+  }
+}
+
+function parseFault(spec: unknown): FaultSpec {
+  if (typeof spec !== 'object' || spec === null) throw invalid('body', 'a FaultSpec object is required')
+  const s = spec as Record<string, unknown>
+  const route = s.route
+  if (route !== '*' && !(ROUTES as readonly unknown[]).includes(route)) throw invalid('route', `route must be one of ${ROUTES.join(', ')} or *`)
+  if (!(FAULT_KINDS as readonly unknown[]).includes(s.kind)) throw invalid('kind', `kind must be one of ${FAULT_KINDS.join(', ')}`)
+  const fault: FaultSpec = { route: route as FaultSpec['route'], kind: s.kind as FaultKind }
+  if (s.count !== undefined) {
+    if (!Number.isInteger(s.count) || (s.count as number) < 1) throw invalid('count', 'count must be an integer >= 1')
+    fault.count = s.count as number
+  }
+  if (s.probability !== undefined) {
+    if (typeof s.probability !== 'number' || s.probability < 0 || s.probability > 1) throw invalid('probability', 'probability must be in 0..1')
+    fault.probability = s.probability
+  }
+  if ((fault.count === undefined) === (fault.probability === undefined)) throw invalid('count', 'give exactly one of count and probability')
+  if (fault.kind === 'status') {
+    if (!Number.isInteger(s.status) || (s.status as number) < 400 || (s.status as number) > 599) throw invalid('status', 'status must be an HTTP error status')
+    fault.status = s.status as number
+    if (s.responsestatus !== undefined) {
+      if (!isServiceStatus(s.responsestatus)) throw invalid('responsestatus', 'unknown responsestatus')
+      fault.responsestatus = s.responsestatus
+    }
+  }
+  if (s.afterBytes !== undefined) {
+    if (!Number.isInteger(s.afterBytes) || (s.afterBytes as number) < 0) throw invalid('afterBytes', 'afterBytes must be an integer >= 0')
+    fault.afterBytes = s.afterBytes as number
+  }
+  return fault
+}

@@ -1,0 +1,38 @@
+// Every setting of the local Transfer Service, with its default and unit, in one place.
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+export const SETTINGS = {
+  /** logintoken lifetime (interface: 7 days), ms. */
+  loginTokenTtlMs: 7 * DAY_MS,
+  /** refreshtoken lifetime (interface: 3 months), ms. */
+  refreshTokenTtlMs: 90 * DAY_MS,
+  /** Largest accepted upload request body (decisions.md: 50 MiB), bytes. */
+  maxUploadBodyBytes: 50 * 1024 * 1024,
+  /** Largest accepted JSON request body, bytes. */
+  maxJsonBodyBytes: 1024 * 1024,
+  /** Wrong transfer passwords in a row before a captcha is required (decisions.md). */
+  wrongPasswordsBeforeCaptcha: 5,
+  /** Recipients per transfer when the account sets none (decisions.md), count. */
+  defaultMaxRecipients: 50,
+  /** Inbox page size when the caller gives no `take` (interface: system default 1000), items. */
+  defaultInboxTake: 1000,
+  /** Days until expiry for an anonymous sender, and an account's default `defaultdays`. */
+  defaultDays: 14,
+  /** An account's default `maxdays`. */
+  defaultMaxDays: 365,
+  /** Storage limit of an account when none is given, bytes. */
+  defaultStorageLimit: 1024 ** 4,
+  /** Seconds a 429 asks the client to wait (Retry-After). */
+  retryAfterSeconds: 1,
+  /** Granularity of throttled and fault-wrapped download bodies, bytes. */
+  bodySliceBytes: 64 * 1024,
+  /** Certificate lifetime, ms. */
+  certificateTtlMs: 365 * DAY_MS,
+  /** The main account's e-mail address when none is given. */
+  mainUserEmail: 'you@transferfs.local',
+  /** Company of the main account. */
+  mainCompanyId: 'local-company',
+} as const
+
+export const DAY = DAY_MS

@@ -1,0 +1,125 @@
+// Starts the local Transfer Service in-process for a test, with a typed client of its test controls.
+// Every test that needs the service uses this; close() it in afterAll/afterEach.
+import { readFileSync } from 'node:fs'
+import { Agent, request } from 'undici'
+import type { ServiceAnnouncement, ServiceStatus, TransferState } from '../../src/api/types.js'
+import { startService, type ServiceOptions } from '../../src/emulator/index.js'
+
+export type RouteName = 'login' | 'refresh' | 'logout' | 'initialize' | 'complete' | 'forward' | 'details' | 'inbox' |
+  'savefile' | 'download' | 'zip' | 'rangehash'
+
+export interface FaultSpec {
+  route: RouteName | '*'
+  kind: 'status' | 'corrupt' | 'reset' | 'stall'
+  count?: number
+  probability?: number
+  status?: number
+  responsestatus?: ServiceStatus
+  afterBytes?: number
+}
+
+export interface MailEntry {
+  kind: 'recipient' | 'confirmation' | 'forward' | 'download-first' | 'download-summary'
+  to: string
+  subject: string
+  link: string | null
+  transferid: string
+  at: number
+}
+
+export interface NewUser {
+  email: string
+  password: string
+  admin?: boolean
+  companyid?: string
+  canstorefilesforever?: boolean
+  twoFactor?: boolean
+  maxrecipients?: number
+  storagelimit?: number
+  contactgroups?: Array<{ name: string; emails: string[] }>
+}
+
+export interface Counters {
+  routes: Partial<Record<RouteName, number>>
+  bytesServed: number
+  refreshCalls: number
+}
+
+export interface ServiceControls {
+  mail(): Promise<MailEntry[]>
+  advanceClock(ms: number): Promise<void>
+  setStatus(transferId: string, status: TransferState): Promise<void>
+  setCaptcha(transferId: string, captcha: string): Promise<void>
+  /** Lets anyone signed in forward the transfer (the interface's `allowforwarding`). */
+  setAllowForwarding(transferId: string, allow: boolean): Promise<void>
+  createUser(user: NewUser): Promise<{ id: string; email: string }>
+  /** `count` complete transfers, one small file each, received by `to`; ids oldest first. */
+  seedInbox(to: string, count: number, options?: { subjectPrefix?: string; portalId?: string }): Promise<string[]>
+  /** Creates or updates a portal (seedInbox with a portalId creates it too). */
+  setPortal(portalId: string, portal: { friendlyName?: string; deleted?: boolean }): Promise<void>
+  counters(): Promise<Counters>
+  resetCounters(): Promise<void>
+  fault(spec: FaultSpec): Promise<void>
+  clearFaults(): Promise<void>
+  throttle(t: { bytesPerSecond?: number; latencyMs?: number }): Promise<void>
+}
+
+export interface TestService extends Omit<ServiceAnnouncement, 'controls'> {
+  /** The announcement as `transferfs serve` prints it (for client configuration). */
+  announcement: ServiceAnnouncement
+  controls: ServiceControls
+  /** An undici dispatcher that trusts the service's certificate. */
+  dispatcher: Agent
+  /** The certificate PEM (the content of `ca`). */
+  caPem: string
+  close(): Promise<void>
+}
+
+export async function startTestService(options: Omit<ServiceOptions, 'controls'> = {}): Promise<TestService> {
+  const service = await startService({ ...options, controls: true })
+  const caPem = readFileSync(service.ca, 'utf8')
+  const dispatcher = new Agent({ connect: { ca: caPem } })
+  const origin = new URL(service.baseUrl).origin
+
+  async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+    const res = await request(`${origin}/_emulator${path}`, {
+      method,
+      dispatcher,
+      headers: { 'x-api-key': service.apiKey, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    })
+    const text = await res.body.text()
+    if (res.statusCode !== 200) throw new Error(`test control ${method} ${path} answered ${res.statusCode}: ${text}`)
+    return JSON.parse(text) as T
+  }
+
+  const controls: ServiceControls = {
+    mail: () => call('GET', '/mail'),
+    advanceClock: async (ms) => { await call('POST', '/clock', { advanceMs: ms }) },
+    setStatus: async (id, status) => { await call('POST', `/transfers/${encodeURIComponent(id)}/status`, { status }) },
+    setCaptcha: async (id, captcha) => { await call('POST', `/transfers/${encodeURIComponent(id)}/captcha`, { captcha }) },
+    setAllowForwarding: async (id, allow) => { await call('POST', `/transfers/${encodeURIComponent(id)}/allowforwarding`, { allow }) },
+    createUser: (user) => call('POST', '/users', user),
+    seedInbox: async (to, count, opts = {}) =>
+      (await call<{ transferids: string[] }>('POST', '/inbox/seed', { to, count, ...opts })).transferids,
+    setPortal: async (portalId, portal) => { await call('POST', `/portals/${encodeURIComponent(portalId)}`, portal) },
+    counters: () => call('GET', '/counters'),
+    resetCounters: async () => { await call('POST', '/counters/reset') },
+    fault: async (spec) => { await call('POST', '/faults', spec) },
+    clearFaults: async () => { await call('DELETE', '/faults') },
+    throttle: async (t) => { await call('POST', '/throttle', t) },
+  }
+
+  const { close: closeService, controls: _flag, ...announcement } = service
+  return {
+    ...announcement,
+    announcement: { ...announcement, controls: true },
+    controls,
+    dispatcher,
+    caPem,
+    async close() {
+      await dispatcher.destroy().catch(() => {})
+      await closeService()
+    },
+  }
+}
