@@ -1,0 +1,130 @@
+// The one place where the mount's parts are put together from the settings: the
+// client (src/api), the catalog of transfers (vfs port), the read path (src/read) and
+// the filesystem core the FUSE adapter drives. Also the flags every command derives
+// from the settings table, so a setting has its flag without anyone writing it by hand.
+import type { Command } from 'commander'
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { TransferClient } from '../api/client.js'
+import type { ClientOptionsInput } from '../api/options.js'
+import { flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings } from '../config/index.js'
+import { ReadPath } from '../read/content.js'
+import type { ReadOptions } from '../read/options.js'
+import { ServiceRangeSource } from '../read/service-source.js'
+import { FileSentLog } from '../send/sent-log.js'
+import { SENT_FILE } from '../send/outbox-fs.js'
+import { TransferFileSystem } from '../vfs/filesystem.js'
+import { ServiceCatalog } from '../vfs/service-catalog.js'
+
+/** The settings that reach the service; login and logout take only these. */
+export const CONNECTION_KEYS: readonly SettingKey[] = ['apiUrl', 'apiKey', 'ca']
+/** Folder of the read path's disk cache, inside the user cache folder. */
+export const CHUNK_CACHE_DIR = 'chunks'
+/** The background mount's log, inside the user data folder. */
+export const MOUNT_LOG_FILE = 'mount.log'
+
+/**
+ * Adds one flag per setting (all of them, or `keys`): `--api-url <value>`; a plain on/off
+ * setting is a switch (`--allow-other`). Values stay strings: loadSettings parses them,
+ * so a flag, its environment variable and the config file take the same syntax.
+ */
+export function addSettingFlags(cmd: Command, keys?: readonly SettingKey[]): Command {
+  for (const s of SETTINGS) {
+    if (keys && !keys.includes(s.key)) continue
+    const def = s.default === null ? '' : ` (default: ${s.secret ? 'none' : String(s.default)}${s.unit && s.unit !== s.kind ? ' ' + s.unit : ''})`
+    const unit = s.kind === 'bytes' ? ', e.g. 50M' : s.kind === 'ms' ? ', e.g. 30s' : ''
+    if (s.kind === 'bool' && !s.nullable) cmd.option(flagName(s.key), `${s.description}${def}`)
+    else cmd.option(`${flagName(s.key)} <${s.kind === 'bool' ? 'yes|no' : s.unit || 'value'}>`, `${s.description}${unit}${def}`)
+  }
+  return cmd
+}
+
+/** The flags of `opts` that name settings, as arguments again (the background mount passes them on). */
+export function settingArgs(opts: Record<string, unknown>): string[] {
+  const args: string[] = []
+  for (const s of SETTINGS) {
+    const v = opts[s.key]
+    if (v === undefined || v === false) continue
+    if (v === true) args.push(flagName(s.key))
+    else args.push(flagName(s.key), String(v))
+  }
+  return args
+}
+
+function required(settings: Settings, key: 'apiUrl' | 'apiKey'): string {
+  const v = settings[key]
+  if (!v) {
+    const env = key === 'apiUrl' ? 'TRANSFERFS_API_URL' : 'TRANSFERFS_API_KEY'
+    throw new SettingsError(`no ${key === 'apiUrl' ? 'service URL' : 'API key'}: give ${flagName(key)}, set ${env} or put "${key}" in the config file`)
+  }
+  return v
+}
+
+/** A client of the service with the session in the token file. */
+export async function createClient(loaded: LoadedSettings, extra: Partial<ClientOptionsInput> = {}): Promise<TransferClient> {
+  const { settings } = loaded
+  let ca: string | undefined
+  if (settings.ca) {
+    try {
+      ca = await readFile(settings.ca, 'utf8')
+    } catch (err) {
+      throw new SettingsError(`${flagName('ca')} ${settings.ca}: ${(err as Error).message}`)
+    }
+  }
+  return new TransferClient({
+    apiUrl: required(settings, 'apiUrl'),
+    apiKey: required(settings, 'apiKey'),
+    ca,
+    tokenFile: loaded.tokenFile,
+    ...extra,
+  })
+}
+
+export function readOptionsOf(loaded: LoadedSettings): Partial<ReadOptions> {
+  const s = loaded.settings
+  return {
+    chunkSize: s.chunkSize,
+    memoryCacheSize: s.memoryCacheBytes,
+    diskCacheSize: s.diskCacheBytes,
+    diskCacheDir: path.join(loaded.folders.cache, CHUNK_CACHE_DIR),
+    maxConcurrentFetches: s.maxConcurrentFetches,
+  }
+}
+
+export interface ComposedMount {
+  client: TransferClient
+  content: ReadPath
+  core: TransferFileSystem
+}
+
+/** The filesystem core whose shutdown also lets go of the read path and the client. */
+class MountedFileSystem extends TransferFileSystem {
+  constructor(
+    options: ConstructorParameters<typeof TransferFileSystem>[0],
+    private readonly parts: { content: ReadPath; client: TransferClient },
+  ) {
+    super(options)
+  }
+
+  override async shutdown(): Promise<void> {
+    await super.shutdown()
+    await this.parts.content.flush().catch(() => {})
+    await this.parts.client.close().catch(() => {})
+  }
+}
+
+/** Everything the mount serves, built from the settings; the session must exist already. */
+export async function composeMount(loaded: LoadedSettings): Promise<ComposedMount> {
+  // One try per download request: the read path retries, verifies and gives up in bounded time itself.
+  const client = await createClient(loaded, { download: { maxTries: 1 } })
+  if (!(await client.auth.isSignedIn())) {
+    await client.close()
+    throw new SettingsError('not signed in: run `transferfs login --email <address>` first')
+  }
+  const sentLog = new FileSentLog(path.join(loaded.folders.data, SENT_FILE))
+  // A fresh log object per listing: another process (the sender) may have appended since.
+  const catalog = new ServiceCatalog(client, { list: () => new FileSentLog(sentLog.file).list() })
+  const content = await ReadPath.create(new ServiceRangeSource(client), readOptionsOf(loaded))
+  const core = new MountedFileSystem({ catalog, content, settings: { listingTtlMs: loaded.settings.listingTtlMs } }, { content, client })
+  return { client, content, core }
+}

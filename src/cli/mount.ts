@@ -1,0 +1,68 @@
+// `transferfs mount DIR [-f]`: mounts the account at DIR. With -f it serves in this
+// process until Ctrl-C, `transferfs unmount` or an external unmount; without it a
+// detached daemon does (this process returns once the mount answers). A mount left by
+// a dead daemon ("Transport endpoint is not connected") is cleaned first.
+import type { Command } from 'commander'
+import { mkdir } from 'node:fs/promises'
+import path from 'node:path'
+import { loadSettings } from '../config/index.js'
+import { DAEMON_ENV, reportFailure, startBackgroundMount } from '../fuse/background.js'
+import { runMount } from '../fuse/lifecycle.js'
+import { stderrLogger } from '../fuse/log.js'
+import { addSettingFlags, composeMount, MOUNT_LOG_FILE, settingArgs } from './compose.js'
+
+interface MountOptions extends Record<string, unknown> {
+  foreground?: boolean
+}
+
+/** ms: how long `mount` waits for the daemon's mount to answer (the first inbox listing is not needed). */
+const READY_TIMEOUT_MS = 60_000
+
+export async function mountForeground(dir: string, opts: MountOptions): Promise<void> {
+  let settings
+  let composed
+  try {
+    settings = await loadSettings(opts)
+    composed = await composeMount(settings)
+  } catch (err) {
+    // The background parent is waiting for a word; give it the reason.
+    await reportFailure(err)
+    throw err
+  }
+  const log = stderrLogger(settings.settings.logLevel)
+  if (composed.content.diskCacheError) log.warn(`disk cache unavailable, reading through memory only: ${(composed.content.diskCacheError as Error).message}`)
+  await runMount(composed.core, dir, settings.settings, {
+    log,
+    onReady: (h) => {
+      if (process.env[DAEMON_ENV] !== '1') process.stderr.write(`transferfs: ${h.dir} is mounted; Ctrl-C or \`transferfs unmount ${h.dir}\` ends it\n`)
+    },
+  })
+}
+
+async function mountBackground(dir: string, opts: MountOptions): Promise<void> {
+  // Settings are read here too, so a mistake is reported before any process is started.
+  const settings = await loadSettings(opts)
+  await mkdir(settings.folders.data, { recursive: true, mode: 0o700 })
+  const logFile = path.join(settings.folders.data, MOUNT_LOG_FILE)
+  const script = process.argv[1]
+  if (!script) throw new Error('cannot tell which script to start the mount daemon with')
+  const { pid } = await startBackgroundMount({
+    args: [script, 'mount', dir, '--foreground', ...settingArgs(opts)],
+    logFile,
+    readyTimeoutMs: READY_TIMEOUT_MS,
+  })
+  process.stdout.write(`${dir} is mounted (process ${pid}, log ${logFile}); end it with \`transferfs unmount ${dir}\`\n`)
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('mount')
+    .description('Mount the Transfer Service account at DIR (in the background unless -f)')
+    .argument('<dir>', 'the folder to mount at (created when missing)')
+    .option('-f, --foreground', 'serve in this process until Ctrl-C')
+  addSettingFlags(cmd).action(async (dirArg: string, opts: MountOptions) => {
+    const dir = path.resolve(dirArg)
+    if (opts.foreground || process.env[DAEMON_ENV] === '1') await mountForeground(dir, opts)
+    else await mountBackground(dir, opts)
+  })
+}

@@ -1,0 +1,116 @@
+// What the real-mount tests share: the local service, a transferfs account set up the
+// way a user would (TRANSFERFS_* environment, `transferfs login`), a mount daemon
+// running the real `mount` command, and the service's view of the inbox to compare with.
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { readdir } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { TransferClient } from '../../src/api/client.js'
+import type { Transfer } from '../../src/api/types.js'
+import { run, startDaemon, tempDir, TS_REGISTER, type RunResult } from '../support/mount.js'
+import type { TestService } from '../support/service.js'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+export const CLI = path.join(HERE, 'fixtures/cli.ts')
+export const MOUNT_DAEMON = path.join(HERE, 'fixtures/mount-daemon.ts')
+
+export interface Account {
+  /** Holds config/, cache/, data/ and the mount folder mnt/. */
+  home: string
+  mountDir: string
+}
+
+/**
+ * Points this test process's environment (which the CLI children inherit) at the service
+ * and at fresh transferfs folders. Short deadlines keep failing reads short.
+ */
+export async function useAccount(service: TestService, extraEnv: Record<string, string> = {}): Promise<Account> {
+  const home = await tempDir()
+  Object.assign(process.env, {
+    TRANSFERFS_API_URL: service.baseUrl,
+    TRANSFERFS_API_KEY: service.apiKey,
+    TRANSFERFS_CA: service.ca,
+    TRANSFERFS_CONFIG_DIR: path.join(home, 'config'),
+    TRANSFERFS_CACHE_DIR: path.join(home, 'cache'),
+    TRANSFERFS_DATA_DIR: path.join(home, 'data'),
+    TRANSFERFS_READ_TIMEOUT_MS: '20s',
+    TRANSFERFS_UNMOUNT_POLL_MS: '200',
+    TRANSFERFS_SHUTDOWN_GRACE_MS: '3s',
+    TRANSFERFS_LOG_LEVEL: 'debug',
+    ...extraEnv,
+  })
+  return { home, mountDir: path.join(home, 'mnt') }
+}
+
+/** The transferfs command line (run from TypeScript), to completion. */
+export function cli(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return run(process.execPath, ['--import', TS_REGISTER, CLI, ...args], { timeoutMs: opts.timeoutMs ?? 60_000, input: opts.input })
+}
+
+export async function login(service: TestService): Promise<void> {
+  const r = await cli(['login', '--email', service.user.email, '--password-stdin'], { input: `${service.user.password}\n` })
+  if (r.code !== 0) throw new Error(`login failed: ${r.stderr}`)
+}
+
+/** Starts `transferfs mount DIR -f` as a daemon; resolves with its pid once the mount answers. */
+export function mount(account: Account): Promise<number> {
+  return startDaemon(MOUNT_DAEMON, account.mountDir, path.join(account.home, 'daemon.log'))
+}
+
+/** A client of the service signed in as the main user, session in memory (the test's own view). */
+export async function serviceClient(service: TestService): Promise<TransferClient> {
+  const client = new TransferClient({ apiUrl: service.baseUrl, apiKey: service.apiKey, ca: service.caPem })
+  await client.auth.login(service.user.email, service.user.password)
+  return client
+}
+
+/** Every readable inbox transfer with all its files, as the service describes them. */
+export async function inboxDetails(client: TransferClient, password?: string): Promise<Transfer[]> {
+  const out: Transfer[] = []
+  for await (const t of client.transfers.inboxAll()) {
+    if (t.status !== 'STATUS_COMPLETE' || t.isexpired) continue
+    out.push(await client.transfers.details(t.id, { filesLimit: -1, password: t.passwordprotected ? password : undefined }).catch(() => t))
+  }
+  return out
+}
+
+/** The transfer folder of `id` under `inbox/` (names end in "(<id>)"). */
+export async function transferFolder(mountDir: string, id: string): Promise<string> {
+  const names = await readdir(path.join(mountDir, 'inbox'))
+  const name = names.find((n) => n.endsWith(`(${id})`))
+  if (!name) throw new Error(`no folder for transfer ${id} in ${names.join(', ')}`)
+  return path.join(mountDir, 'inbox', name)
+}
+
+export interface FoundFile {
+  /** Relative to the walked folder. */
+  rel: string
+  abs: string
+}
+
+/** Every regular file below dir (the folder's own .transfer.json and .password left out at its top). */
+export async function filesBelow(dir: string): Promise<FoundFile[]> {
+  const out: FoundFile[] = []
+  const walk = async (rel: string): Promise<void> => {
+    for (const e of await readdir(path.join(dir, rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name
+      if (e.isDirectory()) await walk(r)
+      else if (!(rel === '' && (e.name === '.transfer.json' || e.name === '.password'))) out.push({ rel: r, abs: path.join(dir, r) })
+    }
+  }
+  await walk('')
+  return out
+}
+
+/** MD5 of a file, streamed (run from this process: the mount lives in another one). */
+export async function md5OfFile(file: string): Promise<string> {
+  const h = createHash('md5')
+  for await (const piece of createReadStream(file, { highWaterMark: 1024 * 1024 })) h.update(piece as Buffer)
+  return h.digest('hex')
+}
+
+/** Sorted "md5 size" lines: a transfer's content, whatever its files are called. */
+export function contentOf(files: Array<{ md5: string | null; size: number | null }>): string[] {
+  return files.map((f) => `${f.md5} ${f.size}`).sort()
+}
