@@ -1,3 +1,5 @@
 // `npm run bench` (after a build): every benchmark of scripts/bench, one after the other.
-// Today that is the mount's (mount.ts, which documents its own command).
+// Each documents its own command and prints its figures as ratios against a baseline of
+// the same run: mount.ts (reading through the mount), send.ts (cp into outbox/).
 await import('./mount.js')
+await import('./send.js')

@@ -129,6 +129,28 @@ export class DownloadApi {
   }
 
   /**
+   * Size of the file at `downloadUrl`, for a file whose size no listing gives (the ZIP):
+   * the total of the Content-Range answering a one-byte range (416 for an empty file).
+   */
+  size(downloadUrl: string, options: SignalOption = {}): Promise<number> {
+    const url = new URL(downloadUrl)
+    return withRetry(async () => {
+      const res = await this.transport.request({ url, method: 'GET', headers: this.headers({ start: 0, end: 1 }), signal: options.signal })
+      const total = /\/(\d+)\s*$/.exec(headerValue(res.headers, 'content-range') ?? '')
+      const length = Number(headerValue(res.headers, 'content-length') ?? NaN)
+      if ((res.status === STATUS.partialContent || res.status === STATUS.rangeNotSatisfiable) && total) {
+        res.body.destroy()
+        return Number(total[1])
+      }
+      if (res.status === STATUS.ok && Number.isFinite(length)) {
+        res.body.destroy()
+        return length
+      }
+      throw statusError('download', url, res.status, res.headers, await drainErrorBody(res))
+    }, { policy: this.policy, classify: downloadClassifier, signal: options.signal })
+  }
+
+  /**
    * Bytes [start, end) as pieces in order, as they arrive. A broken connection or an
    * error status is retried from the first byte not yet given, so the caller sees one
    * uninterrupted sequence.

@@ -79,6 +79,10 @@ export class Transport {
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyIdleMs,
       })
+      // undici's body emits 'error' (RequestAbortedError) when a caller destroys it before
+      // its end, which is how unwanted bodies are dropped here: without a listener that
+      // would crash the process. Readers still see errors through iteration and text().
+      res.body.on('error', () => {})
       return { status: res.statusCode, headers: res.headers, body: res.body }
     } catch (err) {
       throw toNetworkError(err, req)

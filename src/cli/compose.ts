@@ -6,14 +6,18 @@ import type { Command } from 'commander'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { TransferClient } from '../api/client.js'
+import { NotSignedInError } from '../api/errors.js'
 import type { ClientOptionsInput } from '../api/options.js'
 import { flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings } from '../config/index.js'
 import { ReadPath } from '../read/content.js'
 import type { ReadOptions } from '../read/options.js'
 import { ServiceRangeSource } from '../read/service-source.js'
+import { openSending, type MountSending } from '../send/mount-sending.js'
+import type { SendOptions } from '../send/options.js'
 import { FileSentLog } from '../send/sent-log.js'
 import { SENT_FILE } from '../send/outbox-fs.js'
 import { TransferFileSystem } from '../vfs/filesystem.js'
+import { SendingFileSystem } from '../vfs/sending.js'
 import { ServiceCatalog } from '../vfs/service-catalog.js'
 
 /** The settings that reach the service; login and logout take only these. */
@@ -94,7 +98,14 @@ export function readOptionsOf(loaded: LoadedSettings): Partial<ReadOptions> {
 export interface ComposedMount {
   client: TransferClient
   content: ReadPath
-  core: TransferFileSystem
+  /** What the FUSE adapter drives: the read-only tree with the outbox and sent/ additions. */
+  core: SendingFileSystem
+  sending: MountSending
+}
+
+export function sendOptionsOf(loaded: LoadedSettings): Partial<SendOptions> {
+  const s = loaded.settings
+  return { settleMs: s.settleMs, message: s.message, days: s.days, notify: s.notify, confirmation: s.confirmation, password: s.password }
 }
 
 /** The filesystem core whose shutdown also lets go of the read path and the client. */
@@ -113,18 +124,24 @@ class MountedFileSystem extends TransferFileSystem {
   }
 }
 
+export const NOT_SIGNED_IN = 'not signed in: run `transferfs login --email <address>` first'
+
 /** Everything the mount serves, built from the settings; the session must exist already. */
 export async function composeMount(loaded: LoadedSettings): Promise<ComposedMount> {
   // One try per download request: the read path retries, verifies and gives up in bounded time itself.
   const client = await createClient(loaded, { download: { maxTries: 1 } })
   if (!(await client.auth.isSignedIn())) {
     await client.close()
-    throw new SettingsError('not signed in: run `transferfs login --email <address>` first')
+    throw new NotSignedInError(NOT_SIGNED_IN)
   }
   const sentLog = new FileSentLog(path.join(loaded.folders.data, SENT_FILE))
   // A fresh log object per listing: another process (the sender) may have appended since.
   const catalog = new ServiceCatalog(client, { list: () => new FileSentLog(sentLog.file).list() })
   const content = await ReadPath.create(new ServiceRangeSource(client), readOptionsOf(loaded))
-  const core = new MountedFileSystem({ catalog, content, settings: { listingTtlMs: loaded.settings.listingTtlMs } }, { content, client })
-  return { client, content, core }
+  const tree = new MountedFileSystem({ catalog, content, settings: { listingTtlMs: loaded.settings.listingTtlMs } }, { content, client })
+  const sending = await openSending({
+    client, dataDir: loaded.folders.data, options: sendOptionsOf(loaded),
+    onSentChanged: (id) => tree.store.refreshSent(id),
+  })
+  return { client, content, core: new SendingFileSystem(tree, sending), sending }
 }

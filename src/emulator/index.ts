@@ -82,7 +82,10 @@ async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean)
     email: options.user?.email ?? SETTINGS.mainUserEmail,
     password: options.user?.password ?? randomBytes(9).toString('base64url'),
   }
-  const mainUser = store.createUser({ ...user, name: 'You', companyid: SETTINGS.mainCompanyId, canstorefilesforever: true })
+  const mainUser = store.createUser({
+    ...user, name: 'You', companyid: SETTINGS.mainCompanyId, canstorefilesforever: true,
+    contactgroups: [{ ...SETTINGS.mainContactGroup, emails: [...SETTINGS.mainContactGroup.emails] }],
+  })
   const ctx: ServiceContext = {
     store, clock, faults: new Faults(), mail: new MailLog(),
     apiKey: options.apiKey ?? `local-${randomBytes(12).toString('hex')}`,

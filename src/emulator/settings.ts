@@ -33,6 +33,8 @@ export const SETTINGS = {
   mainUserEmail: 'you@transferfs.local',
   /** Company of the main account. */
   mainCompanyId: 'local-company',
+  /** The main account's one contact group (a recipient folder or `--to` may name it). */
+  mainContactGroup: { name: 'Team', emails: ['ann@example.com', 'ben@example.com'] },
 } as const
 
 export const DAY = DAY_MS

@@ -90,6 +90,11 @@ export class ReadPath implements FileContent {
   }
 }
 
+/** One read's claim on the fetches it waits for; `over` once the read has answered. */
+interface ReadToken {
+  over: boolean
+}
+
 class Handle implements ContentHandle {
   private readonly pattern: AccessPattern
   /** Fetches this handle started or joined, kept alive for it until it closes or jumps away. */
@@ -112,7 +117,7 @@ class Handle implements ContentHandle {
     if (!sequential) this.letGo((f) => f.end <= first || f.first >= end)
     // Concurrent reads of one handle each hold what they wait for, so a jump by one
     // read never cancels the fetch another read still waits on.
-    const token = {}
+    const token: ReadToken = { over: false }
     const touched = new Set<Fetch>()
     try {
       const parts = this.obtain(first, end, token, touched, !sequential)
@@ -120,6 +125,7 @@ class Handle implements ContentHandle {
       const blocks = await Promise.all(parts)
       return assemble(blocks, first * blockSize, position, Math.min(file.size, position + length))
     } finally {
+      token.over = true
       for (const f of touched) f.release(token)
     }
   }
@@ -130,7 +136,7 @@ class Handle implements ContentHandle {
   }
 
   /** One promise per block of [first, end), starting fetches for what nobody has. */
-  private obtain(first: number, end: number, token: object, touched: Set<Fetch>, touch: boolean): Promise<Buffer>[] {
+  private obtain(first: number, end: number, token: ReadToken, touched: Set<Fetch>, touch: boolean): Promise<Buffer>[] {
     const { path, file } = this
     const parts: Promise<Buffer>[] = []
     for (let b = first; b < end; b++) {
@@ -145,7 +151,10 @@ class Handle implements ContentHandle {
         continue
       }
       if (path.disk?.has(file.cacheKey, b)) {
-        parts.push(path.loadFromDisk(file, b).then((data) => data ?? this.fetchNow(b, 1, token, touched)))
+        // A read already over (another block failed) must not start a fetch its token
+        // would own after it was released: nobody would ever cancel it.
+        parts.push(path.loadFromDisk(file, b).then((data) => data ??
+          (token.over ? Promise.reject(new DOMException('the read ended', 'AbortError')) : this.fetchNow(b, 1, token, touched))))
         continue
       }
       // Enough for this read at least; more when the run has earned it.

@@ -134,7 +134,7 @@ export class BlockFetcher {
 
   /** Starts fetching blocks [first, end) of `file`, none of which may be in flight; owned by `owner`. */
   start(file: RemoteFile, first: number, end: number, owner: object, priority: number): Fetch {
-    const fetch = new Fetch(file, first, end, (f) => f.controller.abort(new DOMException('no reader left', 'AbortError')))
+    const fetch = new Fetch(file, first, end, (f) => this.cancel(f))
     fetch.own(owner)
     for (let b = first; b < end; b++) {
       let resolve!: (b: Buffer) => void
@@ -162,6 +162,19 @@ export class BlockFetcher {
       )
     }
     return fetch
+  }
+
+  /**
+   * Cancels a fetch nobody owns. A cancelled fetch settles only when its run notices the
+   * abort (a stream read, hash request or retry sleep returning), which may be several reads
+   * later; until then its blocks must not stay joinable, or a later read would wait on a
+   * doomed fetch and get its AbortError. Nobody waits on them now (every waiter is an owner),
+   * so they leave `pending` at once and the next want of them starts a fresh fetch.
+   */
+  private cancel(fetch: Fetch): void {
+    const reason = new DOMException('no reader left', 'AbortError')
+    this.failRemaining(fetch, reason)
+    fetch.controller.abort(reason)
   }
 
   private enqueue(fetch: Fetch, priority: number): void {

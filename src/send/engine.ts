@@ -208,6 +208,7 @@ export class SendEngine implements SendHost {
     await this.d.sentLog.record({
       transferid: j.transfer.transferid, subject: j.subject, recipients: j.recipients,
       files: j.files.map((f) => ({ name: f.name, size: f.size, md5: f.md5 })), sentAt: this.d.clock.now(), url: j.url,
+      transferurl: j.transfer.transferurl, transferkey: j.transfer.transferkey,
     })
   }
 

@@ -37,6 +37,11 @@ export interface JournalRecord {
   confirmed: Record<string, number[]>
   /** Complete answered: the transfer exists with these files; only clean-up is left. */
   completed: boolean
+  /**
+   * The contact groups among the recipients were forwarded to (after Complete: only
+   * forward resolves group names). Absent in records written before groups were sent.
+   */
+  groupsForwarded?: boolean
   url: string | null
   /** Transfers initialized for this entry and then dropped before Complete (never completed). */
   abandoned: string[]

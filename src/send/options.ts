@@ -1,6 +1,8 @@
 // Settings of the send path, each with its default and unit in one place. The lead maps
 // them from src/config (settleMs, message, days, notify, confirmation, password); the
 // rest are tuning knobs with safe defaults.
+import { VERSION } from '../version.js'
+
 const MiB = 1024 * 1024
 
 export interface SendOptions {
@@ -46,7 +48,8 @@ export interface SendOptions {
 
 export const DEFAULT_SEND_OPTIONS: Readonly<SendOptions> = Object.freeze({
   settleMs: 3000,
-  chunkSize: 50 * MiB,
+  // The service takes chunks of 5..50 MB (decimal): the largest allowed.
+  chunkSize: 50_000_000,
   maxConcurrentSends: 2,
   retryBaseDelayMs: 1000,
   retryMaxDelayMs: 5 * 60_000,
@@ -60,7 +63,7 @@ export const DEFAULT_SEND_OPTIONS: Readonly<SendOptions> = Object.freeze({
   confirmation: null,
   password: null,
   recipientGroups: [],
-  version: '0.1.0',
+  version: VERSION,
 })
 
 /** The settings a user may change while mounted (then `retryFailed` sends refused entries again). */

@@ -35,6 +35,12 @@ export interface OutboxFsConfig {
   /** Owner reported for entries nobody chowned (default: this process's). */
   uid?: number
   gid?: number
+  /**
+   * 'existing-transfers': the staging of files copied into `sent/` folders. Each top-level
+   * folder is named by a transfer id; each entry in it is uploaded into that transfer (the
+   * Sender's initialize answers the existing transfer), a folder under its own name.
+   */
+  target?: 'new-transfers' | 'existing-transfers'
   /** Free bytes where staging lives (tests fake a full disk); default statfs. */
   freeBytes?: () => Promise<number>
 }
@@ -78,7 +84,7 @@ export class OutboxFs {
     const journal = new Journal(path.join(cfg.dataDir, JOURNAL_DIR))
     const attrs = new AttrStore(path.join(cfg.dataDir, ATTR_FILE), clock, options.attrSaveDelayMs)
     await attrs.load()
-    const tree = new OutboxTree(staging, options.recipientGroups)
+    const tree = new OutboxTree(staging, options.recipientGroups, cfg.target === 'existing-transfers')
     const sentLog = cfg.sentLog ?? new FileSentLog(path.join(cfg.dataDir, SENT_FILE))
     const disk = new DiskGuard(cfg.freeBytes ?? (() => freeBytesOf(staging)), clock, options.minFreeBytes, options.freeSpaceCheckMs)
     const marks = new WriterMarks(path.join(cfg.dataDir, WRITING_DIR))

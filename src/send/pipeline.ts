@@ -8,7 +8,7 @@ import type { EngineDeps } from './engine.js'
 import type { Entry } from './entry.js'
 import { newJournalRecord, type JournalRecord } from './journal.js'
 import { isTemporaryName } from './names.js'
-import { chunkCount, chunkLength, confirmedBytes, initializeRequest } from './rules.js'
+import { chunkCount, chunkLength, confirmedBytes, initializeRequest, splitRecipients } from './rules.js'
 import { sameFiles, takeSnapshot } from './snapshot.js'
 
 /** What a send needs of the engine that runs it. */
@@ -73,7 +73,7 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
       rec.initializing = true
       await host.d.journal.save(rec)
       if (stale()) return
-      const answer = await host.d.sender.initialize(initializeRequest(rec, host.d.options), signal)
+      const answer = await host.d.sender.initialize(initializeRequest(rec, host.d.options, host.d.tree.existing), signal)
       if (host.halted) return
       rec.initializing = false
       if (e.gen !== gen) {
@@ -92,7 +92,8 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
       if (done.size >= chunkCount(f.size, rec.chunkSize)) continue
       await host.d.sender.uploadFile({
         transferurl: t.transferurl, transferid: t.transferid, transferkey: t.transferkey,
-        fileName: f.name, filePath: f.rel ? path.join(info.realPath, f.rel) : info.realPath, size: f.size,
+        // Added to an existing transfer, a folder keeps its name as the files' path in it.
+        fileName: host.d.tree.existing && f.rel ? `${info.subject}/${f.name}` : f.name, filePath: f.rel ? path.join(info.realPath, f.rel) : info.realPath, size: f.size,
         chunkSize: rec.chunkSize, confirmed: new Set(done), signal,
         onChunkConfirmed: (index) => {
           if (stale() || rec.transfer !== t) return
@@ -114,6 +115,17 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
     // From here the transfer exists as sent, whatever happens to the entry meanwhile.
     rec.completed = true
     rec.url = transfer.url ?? null
+    await host.d.journal.save(rec)
+    if (host.halted) return
+  }
+  const groups = host.d.tree.existing ? [] : splitRecipients(rec.recipients).groups
+  if (groups.length && !rec.groupsForwarded && rec.transfer) {
+    // Journaled after the call: a crash in between forwards again (the group gets the
+    // e-mail twice), which beats a group that never hears of the transfer.
+    e.note = 'forwarding to contact groups'
+    await host.d.sender.forward(rec.transfer.transferid, groups)
+    if (host.halted) return
+    rec.groupsForwarded = true
     await host.d.journal.save(rec)
     if (host.halted) return
   }

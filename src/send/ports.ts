@@ -34,6 +34,8 @@ export interface Sender {
   uploadFile(req: UploadFileRequest): Promise<void>
   /** Safe to repeat: completing a complete transfer answers 200 again and sends nothing. */
   complete(transferid: string, transferkey: string): Promise<Transfer>
+  /** Adds recipients (addresses or contact group names) to a complete transfer; each gets an e-mail. */
+  forward(transferid: string, to: string[]): Promise<void>
 }
 
 /** One transfer sent from this machine, as the vfs lists it under sent/. */
@@ -45,6 +47,12 @@ export interface SentRecord {
   /** unix ms, this machine's clock. */
   sentAt: number
   url: string | null
+  /**
+   * Upload address and key, so files copied into its `sent/` folder can be added later.
+   * Secret (the sent log is private to the user, like the journal); absent in old records.
+   */
+  transferurl?: string
+  transferkey?: string
 }
 
 export interface SentLog {

@@ -3,6 +3,7 @@
 import { ServiceError } from '../api/errors.js'
 import type { InitializeRequest } from '../api/types.js'
 import type { JournalRecord } from './journal.js'
+import { isEmailAddress } from './names.js'
 import type { SendOptions } from './options.js'
 
 const RETRYABLE_HTTP = new Set([406, 408, 429, 449])
@@ -31,13 +32,24 @@ export function chunkLength(size: number, chunkSize: number, index: number): num
   return Math.max(0, Math.min(chunkSize, size - index * chunkSize))
 }
 
-export function initializeRequest(j: JournalRecord, o: SendOptions): InitializeRequest {
+/**
+ * A recipient list split the way the service takes it: initialize accepts e-mail
+ * addresses only; contact group names are resolved by forward alone, so they are
+ * forwarded to once the transfer is complete.
+ */
+export function splitRecipients(recipients: readonly string[]): { addresses: string[]; groups: string[] } {
+  return { addresses: recipients.filter(isEmailAddress), groups: recipients.filter((r) => !isEmailAddress(r)) }
+}
+
+/** `existing`: the entry adds files to a sent transfer, whose id is its one "recipient". */
+export function initializeRequest(j: JournalRecord, o: SendOptions, existing = false): InitializeRequest {
   const req: InitializeRequest = {
     subject: j.subject,
     transfersize: j.files.reduce((s, f) => s + f.size, 0),
     sourcedetails: `transferfs/${o.version}`,
   }
-  if (j.recipients.length) req.to = [...j.recipients]
+  const to = existing ? [...j.recipients] : splitRecipients(j.recipients).addresses
+  if (to.length) req.to = to
   if (o.message !== null) req.message = o.message
   if (o.days !== null) req.days = o.days
   if (o.notify !== null) req.notify = o.notify

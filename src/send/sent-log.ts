@@ -2,7 +2,7 @@
 // append-only JSON-lines file, each line synced before record() resolves.
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import type { SentLog, SentRecord } from './ports.js'
+import type { InitializeAnswer, SentLog, SentRecord } from './ports.js'
 
 export class FileSentLog implements SentLog {
   private cache: SentRecord[] | null = null
@@ -29,6 +29,12 @@ export class FileSentLog implements SentLog {
     }
     this.cache = out
     return [...out]
+  }
+
+  /** The upload address and key of a transfer sent from here (to add files to it), or null. */
+  async keyOf(transferid: string): Promise<InitializeAnswer | null> {
+    const r = (await this.list()).find((x) => x.transferid === transferid)
+    return r?.transferkey && r.transferurl ? { transferid, transferkey: r.transferkey, transferurl: r.transferurl } : null
   }
 
   async has(transferid: string): Promise<boolean> {

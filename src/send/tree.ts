@@ -18,7 +18,11 @@ export class OutboxTree {
   /** Kinds of the top-level names, kept in step with every op (no stat on the hot path). */
   private kinds = new Map<string, RootKind>()
 
-  constructor(readonly root: string, private groups: readonly string[]) {}
+  /**
+   * `existing`: the staging of files added to sent transfers, where every top-level
+   * folder is named by a transfer id and stands for that transfer (its one "recipient").
+   */
+  constructor(readonly root: string, private groups: readonly string[], readonly existing = false) {}
 
   setGroups(groups: readonly string[]): void {
     this.groups = groups
@@ -48,7 +52,8 @@ export class OutboxTree {
 
   /** Recipients of a top-level recipient folder, or null when `name` is not one. */
   recipientFolder(name: string): string[] | null {
-    return this.kinds.get(name) === 'dir' ? recipientsOf(name, this.groups) : null
+    if (this.kinds.get(name) !== 'dir') return null
+    return this.existing ? [name] : recipientsOf(name, this.groups)
   }
 
   /** The entry `p` belongs to; null for the root and for recipient folders themselves. */

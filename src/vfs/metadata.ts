@@ -251,6 +251,16 @@ export class MetadataStore {
     this.byIdLookups.clear()
   }
 
+  /**
+   * A transfer was sent or changed from this machine: fetch its details and the sent/
+   * listing again now (not in the background), so the change shows on the next look.
+   * A failure keeps the last values (the next TTL refresh tries again).
+   */
+  async refreshSent(transferid?: string): Promise<void> {
+    if (transferid !== undefined) await this.detailsOf(idRef(transferid)).refresh().catch(() => undefined)
+    await this.sentListing.refresh().catch(() => undefined)
+  }
+
   /** Resolves once no background refresh is running. */
   async whenIdle(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending])

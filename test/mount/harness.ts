@@ -12,7 +12,8 @@ import { run, startDaemon, tempDir, TS_REGISTER, type RunResult } from '../suppo
 import type { TestService } from '../support/service.js'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
-export const CLI = path.join(HERE, 'fixtures/cli.ts')
+/** The real entry point, run from TypeScript (src/version.ts finds package.json from src/ too). */
+export const CLI = path.join(HERE, '../../src/cli/main.ts')
 export const MOUNT_DAEMON = path.join(HERE, 'fixtures/mount-daemon.ts')
 
 export interface Account {

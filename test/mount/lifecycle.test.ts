@@ -2,12 +2,11 @@
 // and `transferfs unmount`, SIGKILL then a new mount of the same folder, logout.
 import { readdir } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isAlive, isMounted, run, unmountAll, useMounts, waitFor, waitForExit } from '../support/mount.js'
+import { DEAD_MOUNT, isAlive, isMounted, run, unmountAll, useMounts, waitFor, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, useAccount, type Account } from './harness.js'
 import path from 'node:path'
 
-const DEAD_MOUNT = /Transport endpoint is not connected|Software caused connection abort/
 let service: TestService
 let ids: string[]
 

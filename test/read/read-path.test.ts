@@ -239,6 +239,30 @@ describe('read path', () => {
     await expect(rp.open(file).read(150 * KiB, 100)).rejects.toBeInstanceOf(NetworkError)
   })
 
+  it('regression: a read right after a jump back is not joined to the prefetch the jump away cancelled', async () => {
+    // fast-check seed -929147680: a sequential read starts one-block prefetches, a jump to the
+    // end of the file cancels them, and the next sequential read from the start used to join
+    // those cancelled (still pending) fetches and fail with "AbortError: no reader left".
+    const source = new MemorySource()
+    source.bufferSize = 1000
+    const data = randomBytes(13686)
+    const file = source.add('f', data, { md5: false })
+    const rp = await ReadPath.create(source, { ...small, blockSize: 64, pieceSize: 64, chunkSize: 64, headSize: 1 })
+    const h = rp.open(file)
+    const reads = [
+      { pos: 0, len: 1 },
+      { pos: 1, len: 106 },
+      { pos: 13685, len: 2700 },
+      { pos: 0, len: 1 },
+      { pos: 1, len: 320 },
+    ]
+    for (const { pos, len } of reads) {
+      const got = await h.read(pos, len)
+      expect(got.equals(data.subarray(Math.min(pos, data.length), Math.min(data.length, pos + len)))).toBe(true)
+    }
+    h.close()
+  })
+
   it('the memory budget is never exceeded', async () => {
     const source = new MemorySource()
     const data = randomBytes(1 * MiB)

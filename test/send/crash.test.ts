@@ -17,31 +17,48 @@ const T = new Date('2021-05-06T07:08:09Z')
 const FILE = bytes(3500, 21) // 4 chunks of 1 KiB
 const TREE = { 'a.txt': bytes(2100, 22), 'sub/b.bin': bytes(900, 23) }
 const RCPT = bytes(1500, 24)
+const PLAN = bytes(700, 25)
+/** A recipient folder with a contact group: sent to the address, then forwarded to the group. */
+const GROUP_FOLDER = 'Team,dave@example.com'
+const GROUPS = { recipientGroups: ['Team'] }
 
 async function drop(x: Harness): Promise<void> {
   await cp(x.fs, '/big.bin', FILE)
   await cpADir(x.fs, '/Folder', TREE, T)
   await x.fs.mkdir('/carol@example.com', 0o755)
   await cp(x.fs, '/carol@example.com/note.txt', RCPT)
+  await x.fs.mkdir(`/${GROUP_FOLDER}`, 0o755)
+  await cp(x.fs, `/${GROUP_FOLDER}/plan.txt`, PLAN)
 }
 
-async function expectAllSentOnce(x: Harness, orphanable: Set<string>): Promise<void> {
+/**
+ * `forwardedAgain`: the process died after a forward was served, before (true) or
+ * perhaps before ('maybe') it was journaled; then the group may get the e-mail twice.
+ */
+async function expectAllSentOnce(x: Harness, orphanable: Set<string>, forwardedAgain: boolean | 'maybe' = false): Promise<void> {
   expect(x.service.sentAs('big.bin')).toEqual([{ 'big.bin': md5(FILE) }])
   expect(x.service.sentAs('Folder')).toEqual([{ 'a.txt': md5(TREE['a.txt']), 'sub/b.bin': md5(TREE['sub/b.bin']) }])
   expect(x.service.sentAs('note.txt')).toEqual([{ 'note.txt': md5(RCPT) }])
-  expect(x.service.completed()).toHaveLength(3)
-  for (const s of ['big.bin', 'Folder', 'note.txt']) {
+  expect(x.service.sentAs('plan.txt')).toEqual([{ 'plan.txt': md5(PLAN) }])
+  const plan = x.service.completed().find((t) => t.req.subject === 'plan.txt')
+  expect(plan?.req.to).toEqual(['dave@example.com'])
+  if (forwardedAgain === 'maybe') expect([1, 2]).toContain(plan?.forwardedTo.length)
+  else expect(plan?.forwardedTo).toHaveLength(forwardedAgain ? 2 : 1)
+  expect(new Set(plan?.forwardedTo)).toEqual(new Set(['Team']))
+  expect(x.service.completed()).toHaveLength(4)
+  for (const s of ['big.bin', 'Folder', 'note.txt', 'plan.txt']) {
     expect(x.service.initializeCount(s)).toBeLessThanOrEqual(orphanable.has(s) ? 2 : 1)
   }
-  expect(await x.ls()).toEqual(['carol@example.com'])
+  expect(await x.ls()).toEqual([GROUP_FOLDER, 'carol@example.com'])
   expect(await x.ls('/carol@example.com')).toEqual([])
+  expect(await x.ls(`/${GROUP_FOLDER}`)).toEqual([])
   const sent = await x.fs.sentLog.list()
-  expect(sent.map((r) => r.subject).sort()).toEqual(['Folder', 'big.bin', 'note.txt'])
+  expect(sent.map((r) => r.subject).sort()).toEqual(['Folder', 'big.bin', 'note.txt', 'plan.txt'])
 }
 
 /** How many service calls a run without crash makes. */
 async function callsOfCleanRun(): Promise<number> {
-  const x = await Harness.create({ maxConcurrentSends: 1 })
+  const x = await Harness.create({ maxConcurrentSends: 1, ...GROUPS })
   try {
     await drop(x)
     await x.settle()
@@ -54,10 +71,10 @@ async function callsOfCleanRun(): Promise<number> {
 
 describe('crash and resume', () => {
   it('a crash before anything was sent: the entries are back in outbox/ and are sent', async () => {
-    h = await Harness.create()
+    h = await Harness.create(GROUPS)
     await drop(h)
     await h.restart()
-    expect(await h.ls()).toEqual(['Folder', 'big.bin', 'carol@example.com'])
+    expect(await h.ls()).toEqual(['Folder', GROUP_FOLDER, 'big.bin', 'carol@example.com'])
     expect(await h.readAll('/big.bin')).toEqual(FILE)
     expect((await h.fs.getattr('/Folder/a.txt')).mtime.getTime()).toBe(T.getTime())
     await h.settle()
@@ -93,13 +110,15 @@ describe('crash and resume', () => {
     expect(total).toBeGreaterThan(10)
     for (const mode of ['before', 'after', 'late'] as const) {
       for (let k = 0; k < total; k++) {
-        const x = await Harness.create({ maxConcurrentSends: 1 })
+        const x = await Harness.create({ maxConcurrentSends: 1, ...GROUPS })
         h = x
         let n = 0
         const orphanable = new Set<string>()
+        let forwardedAgain: boolean | 'maybe' = false
         const hook = (call: Call, s: typeof x.sender): void => {
           if (s !== x.sender || n++ !== k) return
           if (call.op === 'initialize' && mode !== 'before') orphanable.add(call.subject ?? '')
+          if (call.op === 'forward' && mode !== 'before') forwardedAgain = mode === 'after' ? true : 'maybe'
           const die = (): void => {
             s.kill()
             void x.fs.halt()
@@ -116,7 +135,7 @@ describe('crash and resume', () => {
         await x.restart()
         await x.settle()
         try {
-          await expectAllSentOnce(x, orphanable)
+          await expectAllSentOnce(x, orphanable, forwardedAgain)
         } catch (err) {
           throw new Error(`crash ${mode} call ${k}: ${(err as Error).message}`)
         }
@@ -127,7 +146,7 @@ describe('crash and resume', () => {
   })
 
   it('two crashes in a row, the second while resuming', async () => {
-    h = await Harness.create({ maxConcurrentSends: 1 })
+    h = await Harness.create({ maxConcurrentSends: 1, ...GROUPS })
     const x = h
     await drop(x)
     let n = 0
@@ -143,7 +162,8 @@ describe('crash and resume', () => {
     }
     x.service.afterCall = null
     await x.settle()
-    expect(x.service.completed()).toHaveLength(3)
+    expect(x.service.completed()).toHaveLength(4)
+    expect(x.service.sentAs('plan.txt')).toEqual([{ 'plan.txt': md5(PLAN) }])
     expect(x.service.sentAs('big.bin')).toEqual([{ 'big.bin': md5(FILE) }])
     expect(x.service.sentAs('Folder')).toEqual([{ 'a.txt': md5(TREE['a.txt']), 'sub/b.bin': md5(TREE['sub/b.bin']) }])
     expect(x.service.sentAs('note.txt')).toEqual([{ 'note.txt': md5(RCPT) }])

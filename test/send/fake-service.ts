@@ -7,7 +7,7 @@ import { NetworkError, ServiceError } from '../../src/api/errors.js'
 import type { InitializeRequest, ServiceStatus, Transfer } from '../../src/api/types.js'
 import type { InitializeAnswer, Sender, UploadFileRequest } from '../../src/send/ports.js'
 
-export type Op = 'initialize' | 'chunk' | 'complete'
+export type Op = 'initialize' | 'chunk' | 'complete' | 'forward'
 
 export interface FakeTransfer {
   id: string
@@ -15,11 +15,13 @@ export interface FakeTransfer {
   req: InitializeRequest
   files: Map<string, { size: number; chunkSize: number; chunks: Map<number, Buffer> }>
   completed: boolean
+  /** Recipients added by forward (contact group names), in call order. */
+  forwardedTo: string[]
   /** name → bytes, fixed at Complete. */
   sent: Map<string, Buffer> | null
 }
 
-export interface Call { op: Op; transferid?: string; subject?: string; file?: string; chunk?: number }
+export interface Call { op: Op; transferid?: string; subject?: string; file?: string; chunk?: number; to?: string[] }
 
 export function md5(b: Buffer | string): string {
   return createHash('md5').update(b).digest('hex')
@@ -72,7 +74,7 @@ export class FakeService {
 
   newTransfer(req: InitializeRequest): FakeTransfer {
     const id = `t${++this.seq}`
-    const t: FakeTransfer = { id, key: `k${id}`, req, files: new Map(), completed: false, sent: null }
+    const t: FakeTransfer = { id, key: `k${id}`, req, files: new Map(), completed: false, forwardedTo: [], sent: null }
     this.transfers.set(id, t)
     return t
   }
@@ -181,6 +183,18 @@ export class FakeSender implements Sender {
         t.completed = true
       })
       return { id: t.id, url: `https://transfer.invalid/d/${t.id}`, status: 'STATUS_COMPLETE', subject: t.req.subject } as unknown as Transfer
+    })
+  }
+
+  forward(transferid: string, to: string[]): Promise<void> {
+    return this.guard(async () => {
+      await Promise.resolve()
+      const t = this.svc.transfers.get(transferid)
+      if (!t) throw new ServiceError('NotFound', 404, 'NotFound')
+      this.svc.serve(this, { op: 'forward', transferid, subject: t.req.subject, to: [...to] }, () => {
+        if (!t.completed) throw new ServiceError('InvalidTransferState', 409, 'InvalidTransferState')
+        t.forwardedTo.push(...to)
+      })
     })
   }
 }

@@ -53,6 +53,10 @@ export const TEST_MOUNT_SETTINGS: MountSettings = {
 const temps = new Set<string>()
 
 /** A fresh folder, removed by unmountAll() once nothing is mounted in it. */
+// What the kernel answers on a mount whose daemon died: ENOTCONN once the connection is
+// gone, ECONNABORTED while the kernel is still aborting it.
+export const DEAD_MOUNT = /Transport endpoint is not connected|Software caused connection abort/
+
 export async function tempDir(prefix = 'transferfs-test-'): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix))
   temps.add(dir)

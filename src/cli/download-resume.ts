@@ -1,0 +1,210 @@
+// One file (or the ZIP) to disk in ranged chunks that survive an interruption: the bytes
+// go to "<name>.part", and a small sidecar "<name>.part.state" lists the chunks that are
+// written, synced and verified. It is replaced atomically (temporary file + rename)
+// after each chunk, so a run killed at any moment leaves a state that is true; the next
+// run fetches only the chunks it does not list. Each chunk is checked against the
+// service's range hash when one exists (files), fetched again on a mismatch, and the
+// whole file against its MD5 at the end. The ZIP has no hash: its chunks are only
+// length-checked.
+import { open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises'
+import type PQueue from 'p-queue'
+import type { TransferClient } from '../api/client.js'
+import { IntegrityError } from '../api/errors.js'
+import { md5Hex, md5OfFile } from '../api/md5.js'
+import { downloadClassifier, withRetry } from '../api/retry.js'
+
+export const PART_SUFFIX = '.part'
+export const STATE_SUFFIX = '.part.state'
+const STATE_VERSION = 1
+
+/** What a chunk list belongs to: a sidecar of anything else is not resumed. */
+export interface DownloadIdentity {
+  transferId: string
+  /** The file's name in the transfer, or "(zip)". */
+  name: string
+  size: number
+  md5: string | null
+  chunkSize: number
+}
+
+export interface SidecarState extends DownloadIdentity {
+  version: number
+  /** Indices of chunks written, synced and verified. */
+  verified: number[]
+}
+
+export interface ChunkJob extends DownloadIdentity {
+  /** Where the finished file goes. */
+  target: string
+  url: string
+  /** Check each chunk with the range hash (the service names the file by its `filename`). */
+  rangeHashName: string | null
+}
+
+export function chunkBounds(size: number, chunkSize: number, index: number): { start: number; end: number } {
+  const start = index * chunkSize
+  return { start, end: Math.min(size, start + chunkSize) }
+}
+
+export function chunkCountOf(size: number, chunkSize: number): number {
+  return Math.ceil(size / chunkSize)
+}
+
+export function statePathOf(target: string): string {
+  return target + STATE_SUFFIX
+}
+
+function sameIdentity(a: DownloadIdentity, b: DownloadIdentity): boolean {
+  return a.transferId === b.transferId && a.name === b.name && a.size === b.size && a.md5 === b.md5 && a.chunkSize === b.chunkSize
+}
+
+/** The sidecar's state, when it belongs to `job` and its partial file is there; else null (start over). */
+export async function readState(job: ChunkJob): Promise<SidecarState | null> {
+  let state: SidecarState
+  try {
+    state = JSON.parse(await readFile(statePathOf(job.target), 'utf8')) as SidecarState
+  } catch {
+    return null
+  }
+  if (state.version !== STATE_VERSION || !Array.isArray(state.verified) || !sameIdentity(state, job)) return null
+  try {
+    if ((await stat(job.target + PART_SUFFIX)).size !== job.size) return null
+  } catch {
+    return null
+  }
+  const count = chunkCountOf(job.size, job.chunkSize)
+  return { ...state, verified: [...new Set(state.verified)].filter((i) => Number.isInteger(i) && i >= 0 && i < count) }
+}
+
+async function writeAll(h: FileHandle, data: Buffer, position: number): Promise<void> {
+  let done = 0
+  while (done < data.length) {
+    const { bytesWritten } = await h.write(data, done, data.length - done, position + done)
+    done += bytesWritten
+  }
+}
+
+export type FileOutcome = 'downloaded' | 'resumed' | 'present'
+
+export interface RunChunksOptions {
+  client: TransferClient
+  /** Shared by every file of one command: at most this many ranges in flight. */
+  chunks: PQueue
+  signal: AbortSignal
+  /** Bytes that became verified (or were already, at the start). */
+  onBytes(n: number): void
+}
+
+/**
+ * Downloads `job` to its target; resolves once the target holds the whole, verified file
+ * and the sidecar is gone. On failure the partial file and its state stay for a resume.
+ */
+export async function downloadChunked(job: ChunkJob, o: RunChunksOptions): Promise<{ outcome: FileOutcome; fetchedChunks: number }> {
+  const part = job.target + PART_SUFFIX
+  const statePath = statePathOf(job.target)
+  if (job.size === 0) {
+    await writeFile(job.target, Buffer.alloc(0))
+    await finish(job, job.target)
+    return { outcome: 'downloaded', fetchedChunks: 0 }
+  }
+  const previous = await readState(job)
+  const state: SidecarState = { version: STATE_VERSION, ...identityOf(job), verified: previous?.verified ?? [] }
+  const handle = await open(part, previous ? 'r+' : 'w', 0o644)
+  let fetched = 0
+  try {
+    if (!previous) {
+      await handle.truncate(job.size)
+      await saveState(statePath, state)
+    }
+    const done = new Set(state.verified)
+    for (const i of done) o.onBytes(chunkBounds(job.size, job.chunkSize, i).end - chunkBounds(job.size, job.chunkSize, i).start)
+    // State writes one at a time, each a whole replacement: the last one always wins.
+    let saving: Promise<void> = Promise.resolve()
+    const policy = { ...o.client.options.retry, maxTries: o.client.options.download.maxTries }
+    const stop = new AbortController()
+    const signal = AbortSignal.any([o.signal, stop.signal])
+    const pending = Array.from({ length: chunkCountOf(job.size, job.chunkSize) }, (_, i) => i).filter((i) => !done.has(i))
+    const results = await Promise.allSettled(pending.map((index) => o.chunks.add(async () => {
+      signal.throwIfAborted()
+      const { start, end } = chunkBounds(job.size, job.chunkSize, index)
+      let expected: string | null = null
+      const bytes = await withRetry(async () => {
+        const data = await o.client.download.fetchRangeOnce(job.url, start, end, signal)
+        if (job.rangeHashName !== null) {
+          expected ??= await o.client.download.rangeHash({
+            downloadUrl: job.url, transferId: job.transferId, fileName: job.rangeHashName, position: start, length: end - start, signal,
+          })
+          const actual = md5Hex(data)
+          if (actual !== expected) {
+            // Either side may be the damaged one: ask for both again.
+            const wanted = expected
+            expected = null
+            throw new IntegrityError(`bytes ${start}-${end - 1} of ${job.name} do not match their hash`, wanted, actual)
+          }
+        }
+        return data
+      }, { policy, classify: downloadClassifier, signal })
+      await writeAll(handle, bytes, start)
+      // On disk before the state says so: a state never lists bytes a crash could lose.
+      await handle.datasync()
+      fetched++
+      done.add(index)
+      state.verified = [...done].sort((a, b) => a - b)
+      const snapshot = { ...state }
+      saving = saving.then(() => saveState(statePath, snapshot))
+      await saving
+      o.onBytes(end - start)
+    }).catch((err: unknown) => {
+      if (!stop.signal.aborted) stop.abort(err)
+      throw err
+    })))
+    o.signal.throwIfAborted()
+    const failed = results.find((r) => r.status === 'rejected')
+    if (failed) throw (failed as PromiseRejectedResult).reason
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+  await finish(job, part)
+  await rename(part, job.target)
+  await rm(statePath, { force: true })
+  return { outcome: previous ? 'resumed' : 'downloaded', fetchedChunks: fetched }
+}
+
+function identityOf(job: DownloadIdentity): DownloadIdentity {
+  return { transferId: job.transferId, name: job.name, size: job.size, md5: job.md5, chunkSize: job.chunkSize }
+}
+
+/** The whole file against its MD5; a mismatch starts the next run from scratch. */
+async function finish(job: ChunkJob, file: string): Promise<void> {
+  if (!job.md5) return
+  const actual = await md5OfFile(file)
+  if (actual !== job.md5.toLowerCase()) {
+    await rm(statePathOf(job.target), { force: true })
+    throw new IntegrityError(`${job.name} does not match its MD5 after download; run the command again to fetch it anew`, job.md5, actual)
+  }
+}
+
+async function saveState(file: string, state: SidecarState): Promise<void> {
+  const tmp = `${file}.tmp`
+  const h = await open(tmp, 'w', 0o600)
+  try {
+    await h.writeFile(JSON.stringify(state))
+    await h.sync()
+  } finally {
+    await h.close()
+  }
+  await rename(tmp, file)
+}
+
+/** True when `target` already holds the file (same size and, when known, same MD5). */
+export async function alreadyPresent(target: string, size: number, md5: string | null): Promise<'same' | 'different' | 'absent'> {
+  let st
+  try {
+    st = await stat(target)
+  } catch {
+    return 'absent'
+  }
+  if (!st.isFile() || st.size !== size || !md5) return 'different'
+  return (await md5OfFile(target)) === md5.toLowerCase() ? 'same' : 'different'
+}

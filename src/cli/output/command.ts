@@ -1,0 +1,45 @@
+// What the service commands (info, download, send, inbox) share: the connection flags,
+// --json, the exit-code conventions and a client built from the settings like the
+// mount's (src/cli/compose.ts).
+import type { Command } from 'commander'
+import type { TransferClient } from '../../api/client.js'
+import { NotSignedInError } from '../../api/errors.js'
+import { loadSettings, type LoadedSettings, type SettingKey } from '../../config/index.js'
+import { addSettingFlags, CONNECTION_KEYS, createClient, NOT_SIGNED_IN } from '../compose.js'
+
+export interface CommonOptions extends Record<string, unknown> {
+  json?: boolean
+}
+
+/** --json, the settings flags of `keys` (the connection's by default), examples in --help. */
+export function commonFlags(cmd: Command, opts: { examples: string[]; keys?: readonly SettingKey[]; json?: boolean }): Command {
+  if (opts.json !== false) cmd.option('--json', 'print JSON for scripts (on stdout; messages stay on stderr)')
+  addSettingFlags(cmd, opts.keys ?? CONNECTION_KEYS)
+  cmd.addHelpText('after', `\nExamples:\n${opts.examples.map((e) => `  $ ${e}`).join('\n')}\n`)
+  return cmd
+}
+
+export interface Connected {
+  client: TransferClient
+  loaded: LoadedSettings
+}
+
+/**
+ * A client for one command, closed by `use` returning. With `session`, a missing
+ * session is an auth error before anything is asked of the service.
+ */
+export async function withClient<T>(opts: Record<string, unknown>, session: boolean, use: (c: Connected) => Promise<T>): Promise<T> {
+  const loaded = await loadSettings(opts)
+  const client = await createClient(loaded)
+  try {
+    if (session && !(await client.auth.isSignedIn())) throw new NotSignedInError(NOT_SIGNED_IN)
+    return await use({ client, loaded })
+  } finally {
+    await client.close()
+  }
+}
+
+/** Columns of the terminal, for tables; none (no shortening) when stdout is not one. */
+export function terminalWidth(): number | undefined {
+  return process.stdout.isTTY ? process.stdout.columns : undefined
+}

@@ -1,0 +1,60 @@
+// How a command fails: one line saying what went wrong (the layers below already word
+// it for a person), a hint saying what to do when there is one, and the exit code of
+// exit-codes.ts. Commander's own usage errors exit with EXIT.usage too.
+import type { Command } from 'commander'
+import { NetworkError, NotSignedInError } from '../../api/errors.js'
+import { CliError, EXIT, exitCodeOf, isAbort } from './exit-codes.js'
+import { styleFor } from './style.js'
+
+/** What to do about a kind of failure, when the message does not say it already. */
+export function hintFor(err: unknown): string | null {
+  if (err instanceof CliError) return err.hint
+  const code = exitCodeOf(err)
+  const message = err instanceof Error ? err.message : ''
+  if (code === EXIT.unreachable) {
+    return err instanceof NetworkError
+      ? 'check that the service is running and reachable at the configured URL (--api-url, TRANSFERFS_API_URL, `transferfs config`), then try again'
+      : 'the service is busy or down for a moment; try again later'
+  }
+  if (code === EXIT.auth && !(err instanceof NotSignedInError) && !/transferfs login|password/i.test(message)) {
+    return 'sign in again with `transferfs login --email <address>`, or check the API key (`transferfs config`)'
+  }
+  if (code === EXIT.notFound) return 'check the id; `transferfs inbox` lists the transfers you received'
+  return null
+}
+
+/** The message of an error, without the stack. */
+export function describeError(err: unknown): string {
+  if (isAbort(err)) return 'interrupted'
+  if (err instanceof Error) return err.message || err.name
+  return String(err)
+}
+
+export function reportError(err: unknown, stream: NodeJS.WriteStream = process.stderr): void {
+  const style = styleFor(stream)
+  stream.write(`${style.red('transferfs:')} ${describeError(err)}\n`)
+  const hint = hintFor(err)
+  if (hint) stream.write(`${style.dim('hint:')} ${hint}\n`)
+}
+
+/**
+ * Wraps a command's action: an error is reported and becomes the exit code. The process
+ * then ends by itself (stdout of a pipe is flushed first), so actions close what they open.
+ */
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await fn(...args)
+    } catch (err) {
+      reportError(err)
+      process.exitCode = exitCodeOf(err)
+    }
+  }
+}
+
+/** Usage errors of `cmd` (unknown flag, missing argument) exit with EXIT.usage; help exits 0. */
+export function usageExits(cmd: Command): Command {
+  return cmd.exitOverride((err) => {
+    process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.usage)
+  })
+}

@@ -1,0 +1,179 @@
+// `transferfs send <path>... [--to ADDR]...`: a transfer from files and folders without a
+// mount, through the outbox's upload engine (src/send/service-sender.ts: chunks with
+// their MD5, 406/449/5xx retried, at most 4 in flight), recorded in the sent log so a
+// mount lists it under sent/. Prints the transfer's link.
+import type { Command } from 'commander'
+import { lstat } from 'node:fs/promises'
+import path from 'node:path'
+import PQueue from 'p-queue'
+import type { InitializeRequest, Transfer } from '../api/types.js'
+import { SENT_FILE } from '../send/outbox-fs.js'
+import { DEFAULT_SEND_OPTIONS } from '../send/options.js'
+import { chunkCount, chunkLength, splitRecipients } from '../send/rules.js'
+import { FileSentLog } from '../send/sent-log.js'
+import { ServiceSender } from '../send/service-sender.js'
+import { md5OfFile, takeSnapshot } from '../send/snapshot.js'
+import { VERSION } from '../version.js'
+import { commonFlags, withClient, type CommonOptions } from './output/command.js'
+import { action, hintFor } from './output/errors.js'
+import { CliError, exitCodeOf, UsageError } from './output/exit-codes.js'
+import { formatBytes } from './output/format.js'
+import { writeJson } from './output/json.js'
+import { startProgress } from './output/progress.js'
+
+/** count: files uploading at once (the interface recommends 2 to 4). */
+export const MAX_PARALLEL_UPLOADS = 4
+
+export interface FileToSend {
+  /** Name in the transfer ("a.txt", "photos/b.jpg"). */
+  name: string
+  path: string
+  size: number
+  md5: string
+}
+
+interface SendOptions extends CommonOptions {
+  to: string[]
+  subject?: string
+  message?: string
+  days?: string
+  password?: string
+  notify?: boolean
+  confirmation?: boolean
+}
+
+/**
+ * The files of the command line. One folder alone is sent like an outbox folder: its
+ * files named relative to it, the folder's name as the subject. Otherwise a folder's
+ * files keep the folder's name in front ("photos/b.jpg"). Temporary names and symbolic
+ * links are left out, as in the outbox.
+ */
+export async function collectFiles(paths: readonly string[]): Promise<{ files: FileToSend[]; subject: string }> {
+  const files: FileToSend[] = []
+  const single = paths.length === 1
+  for (const p of paths) {
+    let st
+    try {
+      st = await lstat(p)
+    } catch (err) {
+      throw new UsageError(`${p}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : (err as Error).message}`)
+    }
+    const base = path.basename(path.resolve(p))
+    if (st.isSymbolicLink()) throw new UsageError(`${p} is a symbolic link; give the file it points to`)
+    if (st.isFile()) {
+      files.push({ name: base, path: path.resolve(p), size: st.size, md5: await md5OfFile(p) })
+      continue
+    }
+    if (!st.isDirectory()) throw new UsageError(`${p} is neither a file nor a folder`)
+    const snap = await takeSnapshot(path.resolve(p), base)
+    if (snap.kind !== 'content') continue
+    for (const f of snap.files) {
+      files.push({ name: single ? f.name : `${base}/${f.name}`, path: path.join(path.resolve(p), f.rel), size: f.size, md5: f.md5 })
+    }
+  }
+  if (!files.length) throw new UsageError('nothing to send: the folders given hold no files')
+  const seen = new Set<string>()
+  for (const f of files) {
+    if (seen.has(f.name)) throw new UsageError(`two files would both be called ${JSON.stringify(f.name)} in the transfer; send them in separate folders`)
+    seen.add(f.name)
+  }
+  const subject = single ? path.basename(path.resolve(paths[0]!)) : `${files.length} files`
+  return { files, subject }
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)]
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('send')
+    .description('Send files and folders as a new transfer (no mount needed) and print its link')
+    .argument('<path...>', 'files and folders to send')
+    .option('--to <address>', 'a recipient: an e-mail address or a contact group (repeat, or separate with commas)', collect, [])
+    .option('--subject <text>', 'the subject (default: the name of the file or folder)')
+    .option('--message <text>', 'a message for the download page and the e-mails')
+    .option('--days <n>', 'days until the transfer expires (-1 = permanent, where the account allows it)')
+    .option('--password <password>', 'protect the transfer with this password')
+    .option('--notify', 'e-mail me when the files are downloaded')
+    .option('--no-notify', 'no e-mail when the files are downloaded')
+    .option('--confirmation', 'e-mail me a confirmation once the transfer is complete')
+    .option('--no-confirmation', 'no confirmation e-mail')
+  commonFlags(cmd, {
+    examples: [
+      'transferfs send report.pdf --to alice@example.com',
+      'transferfs send ./photos --subject "Holiday" --to alice@example.com,bob@example.org --days 14',
+      'transferfs send a.txt b.txt --password "$SECRET" --notify',
+      'transferfs send big.iso --json | jq -r .url',
+    ],
+  }).action(action(async (paths: string[], opts: SendOptions) => {
+    const { files, subject: defaultSubject } = await collectFiles(paths)
+    // Flags win over TRANSFERFS_MESSAGE / _DAYS / _NOTIFY / ... and the config file, like every setting.
+    const settingFlags = { ...opts, notify: opts.notify, confirmation: opts.confirmation }
+    await withClient(settingFlags, true, async ({ client, loaded }) => {
+      const s = loaded.settings
+      const subject = opts.subject ?? defaultSubject
+      const request: InitializeRequest = {
+        subject, transfersize: files.reduce((n, f) => n + f.size, 0), sourcedetails: `transferfs/${VERSION}`,
+      }
+      const { addresses, groups } = splitRecipients(opts.to)
+      if (addresses.length) request.to = addresses
+      if (s.message !== null) request.message = s.message
+      if (s.days !== null) request.days = s.days
+      if (s.notify !== null) request.notify = s.notify
+      if (s.confirmation !== null) request.confirmation = s.confirmation
+      if (s.password !== null) request.password = s.password
+
+      const chunkSize = DEFAULT_SEND_OPTIONS.chunkSize
+      const total = request.transfersize!
+      const progress = startProgress({ title: 'send', total, quiet: opts.json })
+      const stop = new AbortController()
+      const onSigint = () => stop.abort(Object.assign(new Error('interrupted'), { name: 'AbortError' }))
+      process.once('SIGINT', onSigint)
+      let transfer: Transfer
+      let transferid = ''
+      let completed = false
+      try {
+        const sender = new ServiceSender(client)
+        const answer = await sender.initialize(request, stop.signal)
+        transferid = answer.transferid
+        let sent = 0
+        const uploads = new PQueue({ concurrency: MAX_PARALLEL_UPLOADS })
+        await Promise.all(files.map((f) => uploads.add(() => sender.uploadFile({
+          ...answer, fileName: f.name, filePath: f.path, size: f.size, chunkSize, confirmed: new Set(), signal: stop.signal,
+          onChunkConfirmed: (i) => {
+            sent += chunkLength(f.size, chunkSize, i)
+            progress.update(sent, `${f.name} (${chunkCount(f.size, chunkSize)} chunk${chunkCount(f.size, chunkSize) === 1 ? '' : 's'})`)
+          },
+        }))))
+        transfer = await sender.complete(answer.transferid, answer.transferkey)
+        completed = true
+        await new FileSentLog(path.join(loaded.folders.data, SENT_FILE)).record({
+          transferid: answer.transferid, subject, recipients: opts.to, files: files.map((f) => ({ name: f.name, size: f.size, md5: f.md5 })),
+          sentAt: Date.now(), url: transfer.url ?? null, transferurl: answer.transferurl, transferkey: answer.transferkey,
+        })
+        // Only forward resolves contact group names (initialize takes addresses).
+        if (groups.length) await sender.forward(answer.transferid, groups)
+      } catch (err) {
+        progress.stop()
+        if (transferid) {
+          const what = completed
+            ? `transfer ${transferid} was sent, but not to ${groups.join(', ')}: \`transferfs forward ${transferid} ...\` tries again`
+            : `transfer ${transferid} was left unfinished; recipients got nothing`
+          throw new CliError(`${err instanceof Error ? err.message : String(err)} (${what})`,
+            exitCodeOf(err), hintFor(err))
+        }
+        throw err
+      } finally {
+        process.off('SIGINT', onSigint)
+      }
+      if (opts.json) {
+        writeJson({ transferid: transfer.id, url: transfer.url, subject, recipients: opts.to, size: total, files: files.map(({ name, size, md5 }) => ({ name, size, md5 })) })
+        return
+      }
+      progress.stop(`sent ${files.length} file${files.length === 1 ? '' : 's'} (${formatBytes(total)}) as transfer ${transfer.id}` +
+        (opts.to.length ? `; e-mailed to ${opts.to.join(', ')}` : ''))
+      process.stdout.write(`${transfer.url}\n`)
+    })
+  }))
+}

@@ -1,0 +1,95 @@
+// `transferfs status [--json] [--once]`: what the running mount is sending, how far, what
+// failed and why. The mount keeps its status in the data folder (status.json, rewritten
+// within a second of a change, src/send/status-file.ts); this command reads that file, so
+// it needs no connection to the mount process. On a terminal it shows live progress bars
+// (bytes, rate, ETA, state, last error per entry) until nothing is queued or sending, or
+// Ctrl-C; `--once` or a pipe prints the `.status` text once; `--json` the status as JSON.
+import cliProgress from 'cli-progress'
+import type { Command } from 'commander'
+import { loadSettings } from '../config/index.js'
+import { isLive, readStatusFile, STATUS_WRITE_INTERVAL_MS, type StatusFileContent } from '../send/status-file.js'
+import { formatBytes, renderStatusText, type SendStatusEntry } from '../send/status.js'
+
+interface StatusOptions extends Record<string, unknown> {
+  json?: boolean
+  once?: boolean
+}
+
+/** What the command says when no running mount wrote a status. */
+function headline(s: StatusFileContent | null): string | null {
+  if (!s) return 'no mount has run with this data folder'
+  if (!isLive(s)) return 'transferfs is not mounted (the last status it left follows)'
+  return null
+}
+
+function barLabel(e: SendStatusEntry): Record<string, string> {
+  const rate = e.rate !== null ? `${formatBytes(Math.round(e.rate))}/s` : '-'
+  const eta = e.eta !== null ? `${e.eta} s` : '-'
+  const note = e.lastError ? `error: ${e.lastError}` : (e.note ?? '')
+  return {
+    name: e.name.length > 40 ? `…${e.name.slice(-39)}` : e.name.padEnd(40),
+    state: e.state.padEnd(8),
+    sent: formatBytes(e.bytesSent),
+    size: formatBytes(e.bytesTotal),
+    rate,
+    eta2: eta,
+    note,
+  }
+}
+
+async function watch(dataDir: string): Promise<void> {
+  const multi = new cliProgress.MultiBar({
+    format: '{state} {name} [{bar}] {sent} / {size}  {rate}  ETA {eta2}  {note}',
+    hideCursor: true,
+    clearOnComplete: false,
+    stopOnComplete: false,
+    barsize: 24,
+  }, cliProgress.Presets.shades_classic)
+  const bars = new Map<string, cliProgress.SingleBar>()
+  let stop = false
+  process.once('SIGINT', () => { stop = true })
+  try {
+    while (!stop) {
+      const s = await readStatusFile(dataDir)
+      const live = s !== null && isLive(s)
+      for (const e of s?.entries ?? []) {
+        let bar = bars.get(e.name)
+        if (!bar) {
+          bar = multi.create(Math.max(1, e.bytesTotal), e.bytesSent, barLabel(e))
+          bars.set(e.name, bar)
+        }
+        bar.setTotal(Math.max(1, e.bytesTotal))
+        bar.update(e.bytesSent, barLabel(e))
+      }
+      const busy = (s?.entries ?? []).some((e) => e.state === 'sending' || e.state === 'queued' || e.state === 'settling')
+      if (!live || !busy) break
+      await new Promise((r) => setTimeout(r, STATUS_WRITE_INTERVAL_MS))
+    }
+  } finally {
+    multi.stop()
+  }
+}
+
+export function register(program: Command): void {
+  program
+    .command('status')
+    .description('Show what the mount is sending: progress, rate, ETA, state and last error per entry')
+    .option('--json', 'print the status as JSON (for scripts) and exit')
+    .option('--once', 'print the status once, without live progress bars')
+    .action(async (opts: StatusOptions) => {
+      const { folders } = await loadSettings(opts)
+      const s = await readStatusFile(folders.data)
+      if (opts.json) {
+        process.stdout.write(JSON.stringify({ mounted: s !== null && isLive(s), ...(s ?? { entries: [] }) }, null, 2) + '\n')
+        return
+      }
+      const head = headline(s)
+      if (head) process.stdout.write(head + '\n')
+      if (!s) return
+      if (opts.once || !process.stdout.isTTY || head) {
+        process.stdout.write(renderStatusText(s))
+        return
+      }
+      await watch(folders.data)
+    })
+}

@@ -1,0 +1,160 @@
+// The Sender port over the real client (src/api). Chunks of every upload of the mount go
+// through one shared queue, so at most `maxChunksInFlight` are in flight (and in memory)
+// whatever number of entries upload at once. Each chunk is one ranged upload call of the
+// client, which sends it with its MD5 and retries 406 / 449 / 5xx / network errors;
+// a chunk failing for good stops the file's other chunks and fails the upload (the
+// engine retries the send later, resending only the chunks not confirmed).
+import type { FileHandle } from 'node:fs/promises'
+import { open } from 'node:fs/promises'
+import PQueue from 'p-queue'
+import { planChunks } from '../api/chunk-plan.js'
+import { ServiceError } from '../api/errors.js'
+import type { TransferClient } from '../api/client.js'
+import type { InitializeRequest, Transfer } from '../api/types.js'
+import type { InitializeAnswer, Sender, UploadFileRequest } from './ports.js'
+
+/** count: chunks uploading at once across the whole mount (design: at most 4). */
+export const MAX_CHUNKS_IN_FLIGHT = 4
+
+export interface ServiceSenderOptions {
+  maxChunksInFlight?: number
+}
+
+export class ServiceSender implements Sender {
+  private readonly chunks: PQueue
+  /** Chunk buffers reused from one chunk to the next: memory stays at the chunks in flight. */
+  private readonly spare: Buffer[] = []
+  private readonly maxSpare: number
+
+  constructor(
+    private readonly client: TransferClient,
+    opts: ServiceSenderOptions = {},
+  ) {
+    this.maxSpare = opts.maxChunksInFlight ?? MAX_CHUNKS_IN_FLIGHT
+    this.chunks = new PQueue({ concurrency: this.maxSpare })
+  }
+
+  /** Chunks queued or uploading right now (tests, status). */
+  get chunksPending(): number {
+    return this.chunks.size + this.chunks.pending
+  }
+
+  async initialize(req: InitializeRequest, signal: AbortSignal): Promise<InitializeAnswer> {
+    const r = await this.client.transfers.initialize(req, { signal })
+    return { transferid: r.transferid, transferkey: r.transferkey, transferurl: r.transferurl }
+  }
+
+  async uploadFile(req: UploadFileRequest): Promise<void> {
+    const plan = planChunks(req.size, req.chunkSize)
+    const pending: number[] = []
+    for (let i = 0; i < plan.chunks; i++) if (!req.confirmed.has(i)) pending.push(i)
+    if (pending.length === 0) return
+    const handle = await open(req.filePath, 'r')
+    const stop = new AbortController()
+    const signal = AbortSignal.any([req.signal, stop.signal])
+    try {
+      const results = await Promise.allSettled(
+        pending.map((index) =>
+          this.chunks.add(async () => {
+            signal.throwIfAborted()
+            // Every other index counts as confirmed: this call sends exactly one chunk.
+            const others = { [Symbol.iterator]: function* () { for (let i = 0; i < plan.chunks; i++) if (i !== index) yield i } }
+            const buf = this.takeBuffer(plan.chunkSize)
+            await this.client.upload.uploadFile({
+              transferUrl: req.transferurl, transferId: req.transferid, transferKey: req.transferkey,
+              fileName: req.fileName, source: { size: req.size, read: readerOf(handle, req.fileName, buf) }, chunkSize: plan.chunkSize,
+              confirmed: others, signal,
+              onChunkConfirmed: (i) => req.onChunkConfirmed(i),
+            })
+            // Only after a clean answer: a request cut short may still hold the bytes.
+            this.giveBuffer(buf)
+          }).catch((err: unknown) => {
+            if (!stop.signal.aborted) stop.abort(err)
+            throw err
+          }),
+        ),
+      )
+      req.signal.throwIfAborted()
+      if (stop.signal.aborted) throw stop.signal.reason
+      const failed = results.find((r) => r.status === 'rejected')
+      if (failed) throw (failed as PromiseRejectedResult).reason
+    } finally {
+      await handle.close()
+    }
+  }
+
+  async complete(transferid: string, transferkey: string): Promise<Transfer> {
+    return this.client.transfers.complete(transferid, transferkey)
+  }
+
+  async forward(transferid: string, to: string[]): Promise<void> {
+    await this.client.transfers.forward(transferid, to)
+  }
+
+  private takeBuffer(size: number): Buffer {
+    const i = this.spare.findIndex((b) => b.length >= size)
+    return i >= 0 ? (this.spare.splice(i, 1)[0] as Buffer) : Buffer.allocUnsafeSlow(size)
+  }
+
+  private giveBuffer(buf: Buffer): void {
+    if (this.spare.length < this.maxSpare) this.spare.push(buf)
+  }
+}
+
+/** Reads bytes [start, end) of the staged file into `into` (a chunk buffer at least that long). */
+function readerOf(h: FileHandle, name: string, into: Buffer): (start: number, end: number) => Promise<Buffer> {
+  return async (start, end) => {
+    const buf = into.subarray(0, end - start)
+    let got = 0
+    while (got < buf.length) {
+      const { bytesRead } = await h.read(buf, got, buf.length - got, start + got)
+      if (bytesRead === 0) throw new Error(`the staged file shrank while being sent (${name})`)
+      got += bytesRead
+    }
+    return buf
+  }
+}
+
+/** Where the key of a transfer sent from this machine is kept (the sent log). */
+export interface TransferKeys {
+  keyOf(transferid: string): Promise<InitializeAnswer | null>
+}
+
+/**
+ * The Sender of files added to transfers already sent (copied into a `sent/` folder):
+ * "initialize" answers the existing transfer (its id is the entry's one "recipient"),
+ * uploads and Complete are the service's. A file whose name the transfer already holds
+ * is replaced; Complete on a complete transfer sends no e-mail again.
+ */
+export class ExistingTransferSender implements Sender {
+  constructor(
+    private readonly inner: Sender,
+    private readonly keys: TransferKeys,
+    /** Told once files were added (the mount shows them in the transfer's folder). */
+    private readonly onAdded: (transferid: string) => Promise<void> = async () => undefined,
+  ) {}
+
+  async initialize(req: InitializeRequest, _signal: AbortSignal): Promise<InitializeAnswer> {
+    const id = req.to?.[0]
+    const answer = id ? await this.keys.keyOf(id) : null
+    if (!answer) {
+      throw new ServiceError(`transfer ${id ?? '?'} was not sent from this machine`, 400, 'InvalidParameter', null,
+        'files can be added only to transfers sent from this machine')
+    }
+    return answer
+  }
+
+  uploadFile(req: UploadFileRequest): Promise<void> {
+    return this.inner.uploadFile(req)
+  }
+
+  async complete(transferid: string, transferkey: string): Promise<Transfer> {
+    const t = await this.inner.complete(transferid, transferkey)
+    await this.onAdded(transferid)
+    return t
+  }
+
+  forward(transferid: string, to: string[]): Promise<void> {
+    return this.inner.forward(transferid, to)
+  }
+}

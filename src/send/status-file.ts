@@ -1,0 +1,108 @@
+// The send status on disk, for what cannot ask the mount process directly: `transferfs
+// status` reads status.json, and the mount's `/.status` is a symbolic link to status.txt
+// (read fresh on every open, unlike a FUSE file whose size the kernel caches). Both are
+// replaced atomically (temp + rename) when the rendered status changed, checked every
+// `intervalMs`, and once more when stopped (with `running: false`).
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import { renderStatusJson, renderStatusText, type SendStatus } from './status.js'
+
+export const STATUS_JSON_FILE = 'status.json'
+export const STATUS_TEXT_FILE = 'status.txt'
+/** ms: how often the status files are brought up to date while mounted. */
+export const STATUS_WRITE_INTERVAL_MS = 1000
+
+/** What status.json holds: the status plus who wrote it, so a reader can tell a dead mount. */
+export interface StatusFileContent extends SendStatus {
+  pid: number
+  /** False once the mount stopped (the entries are then what it left unsent). */
+  running: boolean
+  /** ms: the writer's interval; a file older than a few of them is from a mount that died. */
+  intervalMs: number
+}
+
+export class StatusFiles {
+  private timer: NodeJS.Timeout | null = null
+  private lastJson = ''
+  private lastText = ''
+  private writing: Promise<void> = Promise.resolve()
+
+  constructor(
+    readonly dir: string,
+    private readonly source: () => SendStatus,
+    private readonly intervalMs = STATUS_WRITE_INTERVAL_MS,
+  ) {}
+
+  get textFile(): string {
+    return path.join(this.dir, STATUS_TEXT_FILE)
+  }
+
+  get jsonFile(): string {
+    return path.join(this.dir, STATUS_JSON_FILE)
+  }
+
+  async start(): Promise<void> {
+    await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 })
+    await this.update(true)
+    this.timer = setInterval(() => void this.update(true), this.intervalMs)
+    this.timer.unref()
+  }
+
+  /** Writes now when the status changed (the time alone does not count as a change, but is refreshed every few intervals). */
+  update(running: boolean): Promise<void> {
+    const next = this.writing.then(async () => {
+      const status = this.source()
+      const text = renderStatusText(status)
+      const content: StatusFileContent = { ...status, pid: process.pid, running, intervalMs: this.intervalMs }
+      const { at: _at, ...comparable } = content
+      const json = JSON.stringify(comparable)
+      const stale = Date.now() - (this.lastWrite ?? 0) > 5 * this.intervalMs
+      if (json !== this.lastJson || stale) {
+        await writeAtomically(this.jsonFile, renderStatusJson(content))
+        this.lastJson = json
+        this.lastWrite = Date.now()
+      }
+      if (text !== this.lastText) {
+        await writeAtomically(this.textFile, text)
+        this.lastText = text
+      }
+    }).catch(() => undefined)
+    this.writing = next
+    return next
+  }
+
+  private lastWrite: number | null = null
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = null
+    await this.update(false)
+  }
+}
+
+async function writeAtomically(file: string, text: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`
+  await fsp.writeFile(tmp, text, { mode: 0o600 })
+  await fsp.rename(tmp, file)
+}
+
+/** status.json as a reader finds it, or null when no mount ever wrote one. */
+export async function readStatusFile(dir: string): Promise<StatusFileContent | null> {
+  try {
+    return JSON.parse(await fsp.readFile(path.join(dir, STATUS_JSON_FILE), 'utf8')) as StatusFileContent
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw err
+  }
+}
+
+/** True when the file was written by a mount that is still running. */
+export function isLive(s: StatusFileContent, now = Date.now()): boolean {
+  if (!s.running) return false
+  try {
+    process.kill(s.pid, 0)
+  } catch {
+    return false
+  }
+  return now - s.at < 10 * s.intervalMs
+}

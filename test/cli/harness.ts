@@ -1,0 +1,77 @@
+// What the command tests share: the local service, a transferfs account set up as a user
+// would (TRANSFERFS_* environment, `transferfs login`; see test/mount/harness.ts), the CLI
+// run as a child process, and transfers put on the service through the client.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { TransferClient } from '../../src/api/client.js'
+import type { Transfer } from '../../src/api/types.js'
+import { CLI, cli, login, serviceClient, useAccount, type Account } from '../mount/harness.js'
+import { TS_REGISTER, type RunResult } from '../support/mount.js'
+import { startTestService, type TestService } from '../support/service.js'
+
+export { cli, login, useAccount, serviceClient, type Account }
+
+export interface CliWorld {
+  service: TestService
+  account: Account
+  /** The main user, signed in here (the test's own view of the service). */
+  client: TransferClient
+}
+
+/** A service, a signed-in transferfs account and a client of the test's own. */
+export async function startWorld(): Promise<CliWorld> {
+  const service = await startTestService()
+  const account = await useAccount(service)
+  await login(service)
+  const client = await serviceClient(service)
+  return { service, account, client }
+}
+
+export async function stopWorld(w: CliWorld | undefined): Promise<void> {
+  if (!w) return
+  await w.client.close().catch(() => {})
+  await w.service.close().catch(() => {})
+}
+
+/** Parses stdout as JSON, with the whole run in the failure message when it is not. */
+export function jsonOf<T = unknown>(r: RunResult): T {
+  try {
+    return JSON.parse(r.stdout) as T
+  } catch {
+    throw new Error(`not JSON (exit ${r.code}):\nstdout: ${r.stdout}\nstderr: ${r.stderr}`)
+  }
+}
+
+export interface NewFile {
+  name: string
+  data: Buffer
+}
+
+/** A complete transfer sent by the main user through the client (not the CLI under test). */
+export async function putTransfer(client: TransferClient, files: NewFile[], opts: { subject?: string; password?: string; to?: string[] } = {}): Promise<Transfer> {
+  const init = await client.transfers.initialize({
+    subject: opts.subject ?? 'test transfer', ...(opts.password ? { password: opts.password } : {}), ...(opts.to ? { to: opts.to } : {}),
+  })
+  for (const f of files) {
+    await client.upload.uploadFile({
+      transferUrl: init.transferurl, transferId: init.transferid, transferKey: init.transferkey, fileName: f.name,
+      source: { size: f.data.length, read: async (s, e) => f.data.subarray(s, e) },
+    })
+  }
+  return client.transfers.complete(init.transferid, init.transferkey)
+}
+
+/** Deterministic bytes (no two chunks alike, so a chunk written at the wrong place shows). */
+export function bytes(size: number, seed = 1): Buffer {
+  const b = Buffer.allocUnsafe(size)
+  let x = seed * 2654435761 >>> 0
+  for (let i = 0; i < size; i++) {
+    x = (x * 1103515245 + 12345) >>> 0
+    b[i] = x >>> 24
+  }
+  return b
+}
+
+/** The CLI started and left running (to be killed mid-way). */
+export function startCli(args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', TS_REGISTER, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+}

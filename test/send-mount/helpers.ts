@@ -1,0 +1,94 @@
+// Send-specific helpers on top of the real-mount harness (test/mount/harness.ts): an
+// account signed in as a given user with a short settle time, the sent log, the service's
+// view of a sent transfer, and source trees to copy in.
+import { createHash } from 'node:crypto'
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import { TransferClient } from '../../src/api/client.js'
+import type { SentRecord } from '../../src/send/ports.js'
+import { tempDir, waitFor } from '../support/mount.js'
+import type { TestService } from '../support/service.js'
+import { cli, useAccount, type Account } from '../mount/harness.js'
+
+export const SETTLE = '400'
+
+export interface User {
+  email: string
+  password: string
+}
+
+/** A fresh transferfs account signed in as `user`, entries settling after SETTLE ms. */
+export async function sendingAccount(service: TestService, user: User, env: Record<string, string> = {}): Promise<Account> {
+  const a = await useAccount(service, { TRANSFERFS_SETTLE_MS: SETTLE, ...env })
+  const r = await cli(['login', '--email', user.email, '--password-stdin'], { input: `${user.password}\n` })
+  if (r.code !== 0) throw new Error(`login failed: ${r.stderr}`)
+  return a
+}
+
+export async function clientAs(service: TestService, user: User): Promise<TransferClient> {
+  const client = new TransferClient({ apiUrl: service.baseUrl, apiKey: service.apiKey, ca: service.caPem })
+  await client.auth.login(user.email, user.password)
+  return client
+}
+
+export async function sentRecords(a: Account): Promise<SentRecord[]> {
+  const text = await fsp.readFile(path.join(a.home, 'data', 'sent.jsonl'), 'utf8').catch(() => '')
+  return text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as SentRecord)
+}
+
+/** Names in outbox/ (through the mount) recursively, files only. */
+export async function outboxFiles(a: Account): Promise<string[]> {
+  const out: string[] = []
+  const walk = async (rel: string): Promise<void> => {
+    for (const e of await fsp.readdir(path.join(a.mountDir, 'outbox', rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name
+      if (e.isDirectory()) await walk(r)
+      else out.push(r)
+    }
+  }
+  await walk('')
+  return out
+}
+
+/** Waits until outbox/ holds no file (every entry sent); false after timeoutMs. */
+export function outboxDrained(a: Account, timeoutMs = 60_000): Promise<boolean> {
+  return waitFor(async () => (await outboxFiles(a).catch(() => ['?'])).length === 0, timeoutMs, 200)
+}
+
+export function md5(data: Buffer): string {
+  return createHash('md5').update(data).digest('hex')
+}
+
+/** Deterministic bytes (cheap to make, distinct per seed). */
+export function bytes(size: number, seed: number): Buffer {
+  const b = Buffer.alloc(size)
+  for (let i = 0; i + 4 <= size; i += 512) b.writeUInt32LE((Math.imul(i, 2654435761) + seed) >>> 0, i)
+  return b
+}
+
+/** A source tree: nested folders, files of a few sizes (one multi-chunk), and a symbolic link. Returns file → MD5. */
+export async function makeTree(root: string, seed: number): Promise<Map<string, string>> {
+  const files = new Map<string, string>()
+  const put = async (rel: string, data: Buffer): Promise<void> => {
+    await fsp.mkdir(path.dirname(path.join(root, rel)), { recursive: true })
+    await fsp.writeFile(path.join(root, rel), data)
+    files.set(rel, md5(data))
+  }
+  await put('a.txt', Buffer.from(`hello ${seed}\n`))
+  await put('empty.dat', Buffer.alloc(0))
+  await put('docs/report.pdf', bytes(700_000, seed))
+  await put('docs/deep/raw.csv', bytes(3_000_000 + seed, seed + 1))
+  await fsp.symlink('a.txt', path.join(root, 'link-to-a'))
+  await fsp.utimes(path.join(root, 'a.txt'), new Date('2020-01-02T03:04:05Z'), new Date('2020-01-02T03:04:05Z'))
+  return files
+}
+
+export async function sourceDir(): Promise<string> {
+  return tempDir('transferfs-test-src-')
+}
+
+/** file name → MD5 of a transfer, as the service describes it. */
+export async function transferFiles(client: TransferClient, id: string): Promise<Map<string, string>> {
+  const t = await client.transfers.details(id, { filesLimit: -1 })
+  return new Map((t.files ?? []).map((f) => [f.filename ?? '', f.md5 ?? '']))
+}
