@@ -8,39 +8,13 @@
 // against the same bytes streamed directly with the client; a warm re-read; the time to
 // the first 4 KiB of a cold file with the service throttled to 12.5 MB/s; `ls -l` of the
 // inbox folder, cold and warm; the peak RSS of the mount daemon.
-import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
-import os from 'node:os'
+import { readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Agent, request } from 'undici'
-import { TransferClient } from '../../src/api/client.js'
 import type { Transfer } from '../../src/api/types.js'
-import { startService } from '../../src/emulator/index.js'
-import { startBackgroundMount } from '../../src/fuse/background.js'
+import { MB, sh, withBenchWorld } from './world.js'
 
-const MB = 1e6
-const fromTs = import.meta.url.endsWith('.ts')
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), fromTs ? '../..' : '../../..')
-// src/cli/main.ts finds package.json only from dist, so TypeScript runs use the tests' entry point.
-const cliEntry = fromTs ? path.join(root, 'test/mount/fixtures/cli.ts') : path.join(root, 'dist/src/cli/main.js')
-
-function sh(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<{ ms: number; stdout: string }> {
-  const t0 = performance.now()
-  return new Promise((resolve, reject) => {
-    execFile(cmd, args, { env: env ?? process.env, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${cmd} ${args.join(' ')}: ${stderr || err.message}`))
-      else resolve({ ms: performance.now() - t0, stdout })
-    })
-  })
-}
-
-async function main(): Promise<void> {
-  const home = await mkdtemp(path.join(os.tmpdir(), 'transferfs-bench-'))
-  const mountDir = path.join(home, 'mnt')
-  process.stderr.write('starting the local service with the demo transfers...\n')
-  const service = await startService({ demo: true, controls: true, dataDir: path.join(home, 'service') })
-  const caPem = await readFile(service.ca, 'utf8')
+await withBenchWorld('mount', { service: { demo: true } }, async ({ home, mountDir, service, caPem, client, rows }, mount) => {
   const agent = new Agent({ connect: { ca: caPem } })
   const control = async (method: 'POST' | 'DELETE', p: string, body?: unknown) => {
     const res = await request(`${new URL(service.baseUrl).origin}/_emulator${p}`, {
@@ -49,27 +23,14 @@ async function main(): Promise<void> {
     })
     await res.body.text()
   }
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    TRANSFERFS_API_URL: service.baseUrl, TRANSFERFS_API_KEY: service.apiKey, TRANSFERFS_CA: service.ca,
-    TRANSFERFS_CONFIG_DIR: path.join(home, 'config'), TRANSFERFS_CACHE_DIR: path.join(home, 'cache'), TRANSFERFS_DATA_DIR: path.join(home, 'data'),
-  }
-  const client = new TransferClient({ apiUrl: service.baseUrl, apiKey: service.apiKey, ca: caPem })
-  let pid = 0
-  const rows: Array<[string, string]> = []
   try {
-    await client.auth.login(service.user.email, service.user.password)
     const inbox: Transfer[] = []
     for await (const t of client.transfers.inboxAll()) inbox.push(t)
     const find = async (prefix: string) => client.transfers.details(inbox.find((t) => t.subject.startsWith(prefix))!.id, { filesLimit: -1 })
     const big = await find('Disk image')
     const db = await find('Database export')
 
-    const node = [...process.execArgv, cliEntry]
-    const login = execFile(process.execPath, [...node, 'login', '--email', service.user.email, '--password-stdin'], { env })
-    login.stdin!.end(service.user.password)
-    await new Promise<void>((resolve, reject) => login.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`login: exit ${code}`)))))
-    pid = (await startBackgroundMount({ args: [cliEntry, 'mount', mountDir, '--foreground'], env, logFile: path.join(home, 'mount.log') })).pid
+    await mount()
 
     const inboxDir = path.join(mountDir, 'inbox')
     const lsCold = await sh('ls', ['-l', inboxDir])
@@ -117,23 +78,7 @@ async function main(): Promise<void> {
       ['1 GiB warm re-read via mount', `${(warm.ms / 1000).toFixed(1)} s (${mbps(warm.ms)})`],
       ['1 GiB warm re-read, O_DIRECT (no page cache)', `${(warmDirect.ms / 1000).toFixed(1)} s (${mbps(warmDirect.ms)})`],
     )
-
-    const status = await readFile(`/proc/${pid}/status`, 'utf8')
-    const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0)
-    rows.push(['mount daemon peak RSS', `${(hwm / 1024).toFixed(0)} MiB`])
   } finally {
-    if (pid) {
-      try { process.kill(pid, 'SIGTERM') } catch {}
-      await new Promise((r) => setTimeout(r, 3000))
-      await sh('fusermount', ['-uz', mountDir]).catch(() => {})
-    }
-    await client.close()
     await agent.close()
-    await service.close()
-    await rm(home, { recursive: true, force: true })
   }
-  const width = Math.max(...rows.map((r) => r[0].length))
-  process.stdout.write(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + '\n')
-}
-
-await main()
+})

@@ -1,6 +1,6 @@
 // Transfers: initialize, Complete, forward, details and the inbox (one page, or an
 // iterator over every page).
-import type { ApiCaller } from './api-call.js'
+import type { ApiCaller, QueryParams } from './api-call.js'
 import type { Session } from './auth.js'
 import { API_PATH, completeBody, DETAILS_QUERY, INBOX_DEFAULT_TAKE, INBOX_QUERY } from './protocol.js'
 import type { InboxResult, InitializeRequest, InitializeResult, Transfer } from './types.js'
@@ -37,6 +37,13 @@ export interface InboxQuery {
 
 export interface CallOptions {
   signal?: AbortSignal
+}
+
+/** The query parameters of `query`, each under the service's name for it in `names` (field → parameter). */
+function queryParams<Q extends object>(query: Q, names: { readonly [F in keyof Q]?: string }): QueryParams {
+  const out: QueryParams = {}
+  for (const [field, param] of Object.entries(names) as Array<[keyof Q, string]>) out[param] = query[field] as QueryParams[string]
+  return out
 }
 
 export class TransferApi {
@@ -102,16 +109,7 @@ export class TransferApi {
         operation: 'reading transfer details',
         method: 'GET',
         path,
-        query: {
-          [DETAILS_QUERY.trackId]: query.trackId,
-          [DETAILS_QUERY.filesLimit]: query.filesLimit,
-          [DETAILS_QUERY.withDetails]: query.withDetails,
-          [DETAILS_QUERY.excludeFiles]: query.excludeFiles,
-          [DETAILS_QUERY.excludeDownloads]: query.excludeDownloads,
-          [DETAILS_QUERY.password]: query.password,
-          [DETAILS_QUERY.captcha]: query.captcha,
-          [DETAILS_QUERY.fileProperties]: query.fileProperties,
-        },
+        query: queryParams(query, DETAILS_QUERY),
         loginToken: token,
         idempotent: true,
         signal: query.signal,
@@ -126,16 +124,7 @@ export class TransferApi {
         operation: 'reading the inbox',
         method: 'GET',
         path: API_PATH.inbox,
-        query: {
-          [INBOX_QUERY.from]: query.from,
-          [INBOX_QUERY.includeOthers]: query.includeOthers,
-          [INBOX_QUERY.portalIds]: query.portalIds,
-          [INBOX_QUERY.includeExpired]: query.includeExpired,
-          [INBOX_QUERY.take]: query.take,
-          [INBOX_QUERY.skip]: query.skip,
-          [INBOX_QUERY.search]: query.search,
-          [INBOX_QUERY.ignoreDeletedPortals]: query.ignoreDeletedPortals,
-        },
+        query: queryParams(query, INBOX_QUERY),
         loginToken: token,
         idempotent: true,
         signal: query.signal,

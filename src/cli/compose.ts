@@ -8,6 +8,7 @@ import path from 'node:path'
 import { TransferClient } from '../api/client.js'
 import { NotSignedInError } from '../api/errors.js'
 import type { ClientOptionsInput } from '../api/options.js'
+import { FOLDER_FLAGS } from '../config/paths.js'
 import { flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings } from '../config/index.js'
 import { ReadPath } from '../read/content.js'
 import type { ReadOptions } from '../read/options.js'
@@ -32,10 +33,23 @@ export const MOUNT_LOG_FILE = 'mount.log'
  * setting is a switch (`--allow-other`). Values stay strings: loadSettings parses them,
  * so a flag, its environment variable and the config file take the same syntax.
  */
+/** A default as the flag would take it: 50M rather than 52428800, 30s rather than 30000. */
+function shownDefault(s: (typeof SETTINGS)[number]): string {
+  const v = s.default
+  if (typeof v === 'number' && v > 0) {
+    if (s.kind === 'bytes') {
+      for (const [suffix, size] of [['G', 1024 ** 3], ['M', 1024 ** 2], ['K', 1024]] as const) if (v % size === 0) return `${v / size}${suffix}`
+    }
+    if (s.kind === 'ms' && v % 1000 === 0) return `${v / 1000}s`
+  }
+  return `${String(v)}${s.unit && s.unit !== s.kind && s.unit !== 'count' ? ' ' + s.unit : ''}`
+}
+
 export function addSettingFlags(cmd: Command, keys?: readonly SettingKey[]): Command {
+  for (const f of FOLDER_FLAGS) cmd.option(`${f.flag} <dir>`, `${f.description} (default: ${f.env}, else the XDG folder)`)
   for (const s of SETTINGS) {
     if (keys && !keys.includes(s.key)) continue
-    const def = s.default === null ? '' : ` (default: ${s.secret ? 'none' : String(s.default)}${s.unit && s.unit !== s.kind ? ' ' + s.unit : ''})`
+    const def = s.default === null ? '' : ` (default: ${s.secret ? 'none' : shownDefault(s)})`
     const unit = s.kind === 'bytes' ? ', e.g. 50M' : s.kind === 'ms' ? ', e.g. 30s' : ''
     if (s.kind === 'bool' && !s.nullable) cmd.option(flagName(s.key), `${s.description}${def}`)
     else cmd.option(`${flagName(s.key)} <${s.kind === 'bool' ? 'yes|no' : s.unit || 'value'}>`, `${s.description}${unit}${def}`)

@@ -6,14 +6,14 @@ import type { Command } from 'commander'
 import { lstat } from 'node:fs/promises'
 import path from 'node:path'
 import PQueue from 'p-queue'
-import type { InitializeRequest, Transfer } from '../api/types.js'
+import type { Transfer } from '../api/types.js'
 import { SENT_FILE } from '../send/outbox-fs.js'
-import { DEFAULT_SEND_OPTIONS } from '../send/options.js'
-import { chunkCount, chunkLength, splitRecipients } from '../send/rules.js'
+import { DEFAULT_SEND_OPTIONS, resolveSendOptions } from '../send/options.js'
+import { chunkCount, chunkLength, newTransferRequest, splitRecipients } from '../send/rules.js'
 import { FileSentLog } from '../send/sent-log.js'
 import { ServiceSender } from '../send/service-sender.js'
 import { md5OfFile, takeSnapshot } from '../send/snapshot.js'
-import { VERSION } from '../version.js'
+import { sendOptionsOf } from './compose.js'
 import { commonFlags, withClient, type CommonOptions } from './output/command.js'
 import { action, hintFor } from './output/errors.js'
 import { CliError, exitCodeOf, UsageError } from './output/exit-codes.js'
@@ -111,18 +111,9 @@ export function register(program: Command): void {
     // Flags win over TRANSFERFS_MESSAGE / _DAYS / _NOTIFY / ... and the config file, like every setting.
     const settingFlags = { ...opts, notify: opts.notify, confirmation: opts.confirmation }
     await withClient(settingFlags, true, async ({ client, loaded }) => {
-      const s = loaded.settings
       const subject = opts.subject ?? defaultSubject
-      const request: InitializeRequest = {
-        subject, transfersize: files.reduce((n, f) => n + f.size, 0), sourcedetails: `transferfs/${VERSION}`,
-      }
       const { addresses, groups } = splitRecipients(opts.to)
-      if (addresses.length) request.to = addresses
-      if (s.message !== null) request.message = s.message
-      if (s.days !== null) request.days = s.days
-      if (s.notify !== null) request.notify = s.notify
-      if (s.confirmation !== null) request.confirmation = s.confirmation
-      if (s.password !== null) request.password = s.password
+      const request = newTransferRequest(subject, files.reduce((n, f) => n + f.size, 0), addresses, resolveSendOptions(sendOptionsOf(loaded)))
 
       const chunkSize = DEFAULT_SEND_OPTIONS.chunkSize
       const total = request.transfersize!

@@ -12,6 +12,21 @@ export interface Folders {
   data: string
 }
 
+/** The folder flags every command takes, each the same as its variable (the flag wins). */
+export const FOLDER_FLAGS = [
+  { option: 'configDir', flag: '--config-dir', env: 'TRANSFERFS_CONFIG_DIR', description: 'folder of the settings file and the session' },
+  { option: 'cacheDir', flag: '--cache-dir', env: 'TRANSFERFS_CACHE_DIR', description: 'folder of the chunk cache (safe to delete)' },
+  { option: 'dataDir', flag: '--data-dir', env: 'TRANSFERFS_DATA_DIR', description: 'folder of outbox staging and the send journal (must survive restarts)' },
+] as const
+
+/** Folder flags given on the command line become their variables, so every part (and a background mount) sees them. */
+export function applyFolderFlags(opts: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): void {
+  for (const f of FOLDER_FLAGS) {
+    const v = opts[f.option]
+    if (typeof v === 'string' && v !== '') env[f.env] = path.resolve(v)
+  }
+}
+
 export const CONFIG_FILE_NAME = 'config.json'
 export const TOKEN_FILE_NAME = 'tokens.json'
 /** The token file holds secrets: owner read/write only. */

@@ -41,21 +41,25 @@ export function splitRecipients(recipients: readonly string[]): { addresses: str
   return { addresses: recipients.filter(isEmailAddress), groups: recipients.filter((r) => !isEmailAddress(r)) }
 }
 
-/** `existing`: the entry adds files to a sent transfer, whose id is its one "recipient". */
-export function initializeRequest(j: JournalRecord, o: SendOptions, existing = false): InitializeRequest {
-  const req: InitializeRequest = {
-    subject: j.subject,
-    transfersize: j.files.reduce((s, f) => s + f.size, 0),
-    sourcedetails: `transferfs/${o.version}`,
-  }
-  const to = existing ? [...j.recipients] : splitRecipients(j.recipients).addresses
-  if (to.length) req.to = to
+/** The settings that shape a new transfer (from the settings, or `transferfs send`'s flags). */
+export type TransferSettings = Pick<SendOptions, 'message' | 'days' | 'notify' | 'confirmation' | 'password' | 'version'>
+
+/** What initialize is asked for a new transfer; `to` holds e-mail addresses only (see splitRecipients). */
+export function newTransferRequest(subject: string, transfersize: number, to: readonly string[], o: TransferSettings): InitializeRequest {
+  const req: InitializeRequest = { subject, transfersize, sourcedetails: `transferfs/${o.version}` }
+  if (to.length) req.to = [...to]
   if (o.message !== null) req.message = o.message
   if (o.days !== null) req.days = o.days
   if (o.notify !== null) req.notify = o.notify
   if (o.confirmation !== null) req.confirmation = o.confirmation
   if (o.password !== null) req.password = o.password
   return req
+}
+
+/** `existing`: the entry adds files to a sent transfer, whose id is its one "recipient". */
+export function initializeRequest(j: JournalRecord, o: TransferSettings, existing = false): InitializeRequest {
+  const to = existing ? j.recipients : splitRecipients(j.recipients).addresses
+  return newTransferRequest(j.subject, j.files.reduce((s, f) => s + f.size, 0), to, o)
 }
 
 export function confirmedBytes(j: JournalRecord): number {

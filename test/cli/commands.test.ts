@@ -194,6 +194,20 @@ describe('config and completion', () => {
     expect((await cli(['config', 'set', 'nosuch', '1'])).code).toBe(EXIT.usage)
   })
 
+  it('--config-dir, --cache-dir and --data-dir override their variables, after any command', async () => {
+    const dir = await tempDir()
+    const path1 = await cli(['config', 'path', '--config-dir', path.join(dir, 'conf')])
+    expect(path1.stdout.trim()).toBe(path.join(dir, 'conf', 'config.json'))
+    expect((await cli(['config', 'set', 'days', '5', '--config-dir', path.join(dir, 'conf')])).code).toBe(0)
+    expect(JSON.parse(await readFile(path.join(dir, 'conf', 'config.json'), 'utf8'))).toEqual({ days: 5 })
+    const shown = jsonOf<{ folders: Record<string, string>; settings: Record<string, { value: unknown; source: string }> }>(
+      await cli(['config', '--json', '--config-dir', path.join(dir, 'conf'), '--cache-dir', path.join(dir, 'cache'), '--data-dir', path.join(dir, 'data')]))
+    expect(shown.settings.days).toMatchObject({ value: 5, source: 'file' })
+    expect(shown.folders).toMatchObject({ config: path.join(dir, 'conf'), cache: path.join(dir, 'cache'), data: path.join(dir, 'data') })
+    // A fresh config folder holds no session.
+    expect((await cli(['inbox', '--config-dir', path.join(dir, 'conf')])).code).toBe(EXIT.auth)
+  })
+
   it('completion scripts: bash is valid bash and completes commands and flags; an unknown shell is a usage error', async () => {
     const r = await cli(['completion', 'bash'])
     expect(r.code).toBe(0)

@@ -2,6 +2,7 @@
 // and `transferfs unmount`, SIGKILL then a new mount of the same folder, logout.
 import { readdir } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { EXIT } from '../../src/cli/output/exit-codes.js'
 import { DEAD_MOUNT, isAlive, isMounted, run, unmountAll, useMounts, waitFor, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, useAccount, type Account } from './harness.js'
@@ -28,7 +29,7 @@ describe('transferfs mount', () => {
   it('refuses to mount without a session, and says so', async () => {
     const a = await useAccount(service)
     const r = await cli(['mount', a.mountDir, '--foreground'])
-    expect(r.code).toBe(1)
+    expect(r.code).toBe(EXIT.auth)
     expect(r.stderr).toMatch(/not signed in.*transferfs login/)
     expect(await isMounted(a.mountDir)).toBe(false)
   })
@@ -108,7 +109,7 @@ describe('transferfs mount', () => {
     expect(out.code, out.stderr).toBe(0)
     expect(out.stdout).toContain('signed out')
     const r = await cli(['mount', a.mountDir, '--foreground'])
-    expect(r.code).toBe(1)
+    expect(r.code).toBe(EXIT.auth)
     expect(r.stderr).toMatch(/not signed in/)
   })
 })
