@@ -23,12 +23,12 @@ describe('setting flags', () => {
     registerMount(program)
     const help = program.commands.find((c) => c.name() === 'mount')!.helpInformation()
     for (const s of SETTINGS) expect(help).toContain(flagName(s.key))
-    for (const fixed of ['--api-url', '--api-key', '--ca', '--allow-other', '--chunk-size', '--listing-ttl-ms', '-f, --foreground']) expect(help).toContain(fixed)
+    for (const fixed of ['--api-url', '--api-key', '--ca', '--cache-dir', '--config-dir', '--data-dir', '--allow-other', '--chunk-size', '--listing-ttl-ms', '-f, --foreground']) expect(help).toContain(fixed)
   })
 
-  it('login and logout take only the connection settings', () => {
+  it('login and logout take only the connection settings (and the folders, like every command)', () => {
     const cmd = addSettingFlags(new Command('login'), CONNECTION_KEYS)
-    expect(cmd.options.map((o) => o.long).sort()).toEqual(['--api-key', '--api-url', '--ca'])
+    expect(cmd.options.map((o) => o.long).sort()).toEqual(['--api-key', '--api-url', '--ca', '--cache-dir', '--config-dir', '--data-dir'])
   })
 
   it('flags resolve like the environment, and settingArgs passes them on unchanged', () => {

@@ -8,8 +8,9 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { TransferClient } from '../../src/api/client.js'
 import type { Transfer } from '../../src/api/types.js'
-import { run, startDaemon, tempDir, TS_REGISTER, type RunResult } from '../support/mount.js'
-import type { TestService } from '../support/service.js'
+import { afterAll, beforeAll } from 'vitest'
+import { run, startDaemon, tempDir, TS_REGISTER, unmountAll, type RunResult } from '../support/mount.js'
+import { startTestService, type TestService } from '../support/service.js'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 /** The real entry point, run from TypeScript (src/version.ts finds package.json from src/ too). */
@@ -114,4 +115,44 @@ export async function md5OfFile(file: string): Promise<string> {
 /** Sorted "md5 size" lines: a transfer's content, whatever its files are called. */
 export function contentOf(files: Array<{ md5: string | null; size: number | null }>): string[] {
   return files.map((f) => `${f.md5} ${f.size}`).sort()
+}
+
+/** One demo service and one real mount for a whole test file (filled in by beforeAll). */
+export interface DemoMount {
+  service: TestService
+  /** The test's own client, signed in as the demo user. */
+  client: TransferClient
+  account: Account
+  /** The demo inbox with every transfer's details (files included). */
+  transfers: Transfer[]
+  /** The demo transfer whose subject starts so. */
+  bySubject(prefix: string): Transfer
+}
+
+/**
+ * Starts the demo service, signs the command in and mounts before the file's tests, and
+ * ends it all after them. `password` unlocks the protected demo transfer's details.
+ */
+export function useDemoMount(options: { password?: string } = {}): DemoMount {
+  const world = {
+    bySubject(prefix: string): Transfer {
+      const t = world.transfers.find((x) => x.subject.startsWith(prefix))
+      if (!t) throw new Error(`no demo transfer "${prefix}"`)
+      return t
+    },
+  } as DemoMount
+  beforeAll(async () => {
+    world.service = await startTestService({ demo: true })
+    world.client = await serviceClient(world.service)
+    world.transfers = await inboxDetails(world.client, options.password)
+    world.account = await useAccount(world.service)
+    await login(world.service)
+    await mount(world.account)
+  })
+  afterAll(async () => {
+    await unmountAll()
+    await world.client?.close()
+    await world.service?.close()
+  })
+  return world
 }

@@ -3,52 +3,25 @@
 // mount daemon (the real `transferfs mount -f`) for the whole file.
 import { mkdir, readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TransferClient } from '../../src/api/client.js'
-import type { Transfer } from '../../src/api/types.js'
+import { describe, expect, it } from 'vitest'
 import { DEMO_LARGE_FILE_SIZE, DEMO_PASSWORD } from '../../src/emulator/demo-content.js'
-import { run, tempDir, unmountAll } from '../support/mount.js'
-import { startTestService, type TestService } from '../support/service.js'
-import { contentOf, filesBelow, inboxDetails, login, md5OfFile, mount, serviceClient, transferFolder, useAccount, type Account } from './harness.js'
+import { run, tempDir } from '../support/mount.js'
+import { contentOf, filesBelow, md5OfFile, transferFolder, useDemoMount } from './harness.js'
 
-let service: TestService
-let client: TransferClient
-let account: Account
-let transfers: Transfer[]
-
-const bySubject = (s: string) => {
-  const t = transfers.find((x) => x.subject.startsWith(s))
-  if (!t) throw new Error(`no demo transfer "${s}"`)
-  return t
-}
-
-beforeAll(async () => {
-  service = await startTestService({ demo: true })
-  client = await serviceClient(service)
-  transfers = await inboxDetails(client, DEMO_PASSWORD)
-  account = await useAccount(service)
-  await login(service)
-  await mount(account)
-})
-
-afterAll(async () => {
-  await unmountAll()
-  await client?.close()
-  await service?.close()
-})
+const world = useDemoMount({ password: DEMO_PASSWORD })
 
 describe('the demo inbox through the mount', () => {
   it('cp -r and rsync -a copy every transfer byte for byte (MD5 as the service gives it)', async () => {
-    const big = bySubject('Disk image')
-    const locked = bySubject('Contracts')
-    const copied = transfers.filter((t) => t !== big && t !== locked)
+    const big = world.bySubject('Disk image')
+    const locked = world.bySubject('Contracts')
+    const copied = world.transfers.filter((t) => t !== big && t !== locked)
     expect(copied.length).toBeGreaterThanOrEqual(6)
     const out = await tempDir('transferfs-copy-')
     for (const tool of ['cp', 'rsync'] as const) {
       const dest = path.join(out, tool)
       await mkdir(dest)
       for (const t of copied) {
-        const src = await transferFolder(account.mountDir, t.id)
+        const src = await transferFolder(world.account.mountDir, t.id)
         const r = tool === 'cp' ? await run('cp', ['-r', src, dest], { timeoutMs: 60_000 }) : await run('rsync', ['-a', src, dest + '/'], { timeoutMs: 60_000 })
         expect(r, `${tool} ${src}: ${r.stderr}`).toMatchObject({ code: 0 })
         const files = await filesBelow(path.join(dest, path.basename(src)))
@@ -59,8 +32,8 @@ describe('the demo inbox through the mount', () => {
   })
 
   it('the 1 GiB file streams through md5sum with the service\'s MD5', async () => {
-    const big = bySubject('Disk image')
-    const file = path.join(await transferFolder(account.mountDir, big.id), big.files[0]!.filename!)
+    const big = world.bySubject('Disk image')
+    const file = path.join(await transferFolder(world.account.mountDir, big.id), big.files[0]!.filename!)
     expect((await stat(file)).size).toBe(DEMO_LARGE_FILE_SIZE)
     const r = await run('md5sum', [file], { timeoutMs: 110_000 })
     expect(r.code, r.stderr).toBe(0)
@@ -68,7 +41,7 @@ describe('the demo inbox through the mount', () => {
   }, 120_000)
 
   it('tar, unzip -t and sqlite3 work in place', async () => {
-    const report = await transferFolder(account.mountDir, bySubject('Quarterly report').id)
+    const report = await transferFolder(world.account.mountDir, world.bySubject('Quarterly report').id)
     const tarball = path.join(await tempDir('transferfs-tar-'), 'report.tar')
     const tar = await run('tar', ['-cf', tarball, '-C', path.dirname(report), path.basename(report)])
     expect(tar.code, tar.stderr).toBe(0)
@@ -76,7 +49,7 @@ describe('the demo inbox through the mount', () => {
     expect(listed.stdout).toContain('data/raw.csv')
     expect(listed.stdout).toContain('charts/revenue.png')
 
-    const db = await transferFolder(account.mountDir, bySubject('Database export').id)
+    const db = await transferFolder(world.account.mountDir, world.bySubject('Database export').id)
     const unzip = await run('unzip', ['-t', path.join(db, 'project-files.zip')])
     expect(unzip.code, unzip.stdout + unzip.stderr).toBe(0)
     expect(unzip.stdout).toContain('No errors detected')
@@ -87,8 +60,8 @@ describe('the demo inbox through the mount', () => {
   })
 
   it('every transfer and file is reachable under a safe, unique name', async () => {
-    const inbox = await readdir(path.join(account.mountDir, 'inbox'))
-    expect(inbox.length).toBe(transfers.length)
+    const inbox = await readdir(path.join(world.account.mountDir, 'inbox'))
+    expect(inbox.length).toBe(world.transfers.length)
     const check = (names: string[], where: string) => {
       expect(new Set(names).size, `duplicate names in ${where}`).toBe(names.length)
       for (const n of names) {
@@ -103,9 +76,9 @@ describe('the demo inbox through the mount', () => {
       check(names, dir)
       for (const e of await readdir(dir, { withFileTypes: true })) if (e.isDirectory()) await walk(path.join(dir, e.name))
     }
-    for (const t of transfers) {
+    for (const t of world.transfers) {
       if (t.passwordprotected) continue
-      const folder = await transferFolder(account.mountDir, t.id)
+      const folder = await transferFolder(world.account.mountDir, t.id)
       await walk(folder)
       const files = await filesBelow(folder)
       const sizes = await Promise.all(files.map(async (f) => (await stat(f.abs)).size))
@@ -114,8 +87,8 @@ describe('the demo inbox through the mount', () => {
   })
 
   it('a password-protected transfer opens with the right password only', async () => {
-    const t = bySubject('Contracts')
-    const folder = await transferFolder(account.mountDir, t.id)
+    const t = world.bySubject('Contracts')
+    const folder = await transferFolder(world.account.mountDir, t.id)
     expect((await readdir(folder)).sort()).toEqual(['.password', '.transfer.json'])
     const wrong = await run('bash', ['-c', 'echo wrong-password > "$1"', 'bash', path.join(folder, '.password')])
     expect(wrong.code).not.toBe(0)

@@ -7,52 +7,34 @@
 import { spawn } from 'node:child_process'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TransferClient } from '../../src/api/client.js'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { JournalRecord } from '../../src/send/journal.js'
-import { isMounted, run, unmountAll, waitFor, waitForExit } from '../support/mount.js'
-import { startTestService, type TestService } from '../support/service.js'
-import { cli, mount, type Account } from '../mount/harness.js'
-import { bytes, clientAs, md5, outboxDrained, outboxFiles, sendingAccount, sentRecords, sourceDir, transferFiles, type User } from './helpers.js'
+import { isMounted, run, waitFor, waitForExit } from '../support/mount.js'
+import { cli, mount } from '../mount/harness.js'
+import { bytes, md5, outboxDrained, outboxFiles, sentRecords, transferFiles, type User, useSendingMount } from './helpers.js'
 
 const USER: User = { email: 'crash@example.com', password: 'pw-crash-123456' }
 const TO = 'rcpt@example.com'
 const CHUNK = 50_000_000
-let service: TestService
-let client: TransferClient
-let account: Account
-let pid: number
-let src: string
+const world = useSendingMount(USER)
 
 beforeAll(async () => {
-  service = await startTestService()
-  await service.controls.createUser(USER)
-  client = await clientAs(service, USER)
-  account = await sendingAccount(service, USER)
-  pid = await mount(account)
-  src = await sourceDir()
-  await fsp.mkdir(path.join(account.mountDir, 'outbox', TO))
-}, 60_000)
-
-afterAll(async () => {
-  await unmountAll()
-  await client?.close()
-  await service?.close()
+  await fsp.mkdir(path.join(world.account.mountDir, 'outbox', TO))
 })
 
-const inFolder = (name: string) => path.join(account.mountDir, 'outbox', TO, name)
+const inFolder = (name: string) => path.join(world.account.mountDir, 'outbox', TO, name)
 
 async function killAndRemount(): Promise<void> {
-  process.kill(pid, 'SIGKILL')
-  expect(await waitForExit(pid)).toBe(true)
-  await waitFor(async () => !(await isMounted(account.mountDir)), 5000)
-  if (await isMounted(account.mountDir)) await run('fusermount', ['-uz', account.mountDir])
-  await service.controls.clearFaults()
-  pid = await mount(account)
+  process.kill(world.pid, 'SIGKILL')
+  expect(await waitForExit(world.pid)).toBe(true)
+  await waitFor(async () => !(await isMounted(world.account.mountDir)), 5000)
+  if (await isMounted(world.account.mountDir)) await run('fusermount', ['-uz', world.account.mountDir])
+  await world.service.controls.clearFaults()
+  world.pid = await mount(world.account)
 }
 
 async function journals(): Promise<JournalRecord[]> {
-  const dir = path.join(account.home, 'data', 'journal')
+  const dir = path.join(world.account.home, 'data', 'journal')
   const out: JournalRecord[] = []
   for (const n of await fsp.readdir(dir).catch(() => [])) {
     if (n.endsWith('.json')) out.push(JSON.parse(await fsp.readFile(path.join(dir, n), 'utf8')) as JournalRecord)
@@ -62,24 +44,24 @@ async function journals(): Promise<JournalRecord[]> {
 
 /** The entry ended as exactly one complete transfer with these bytes, e-mailed once. */
 async function sentOnce(name: string, data: Buffer): Promise<void> {
-  const recs = (await sentRecords(account)).filter((r) => r.subject === name)
+  const recs = (await sentRecords(world.account)).filter((r) => r.subject === name)
   expect(recs).toHaveLength(1)
   const id = recs[0]!.transferid
-  expect(await transferFiles(client, id)).toEqual(new Map([[name, md5(data)]]))
-  const mails = (await service.controls.mail()).filter((m) => m.kind === 'recipient' && m.transferid === id)
+  expect(await transferFiles(world.client, id)).toEqual(new Map([[name, md5(data)]]))
+  const mails = (await world.service.controls.mail()).filter((m) => m.kind === 'recipient' && m.transferid === id)
   expect(mails.map((m) => m.to)).toEqual([TO])
   // No other transfer with this subject reached anyone.
-  const others = (await service.controls.mail()).filter((m) => m.kind === 'recipient' && m.subject.includes(name) && m.transferid !== id)
+  const others = (await world.service.controls.mail()).filter((m) => m.kind === 'recipient' && m.subject.includes(name) && m.transferid !== id)
   expect(others).toEqual([])
 }
 
 describe('SIGKILL of the mount in the middle of a send', () => {
   it('while a file is being written: held after the restart (never sent half-written), sent once written again', async () => {
     const data = bytes(6_000_000, 11)
-    await fsp.writeFile(path.join(src, 'writing.bin'), data)
+    await fsp.writeFile(path.join(world.src, 'writing.bin'), data)
     const target = inFolder('writing.bin')
     // A writer that writes half, then keeps the file open.
-    const writer = spawn('bash', ['-c', 'exec 3>"$2"; head -c 3000000 "$1" >&3; sleep 60', 'bash', path.join(src, 'writing.bin'), target], { stdio: 'ignore' })
+    const writer = spawn('bash', ['-c', 'exec 3>"$2"; head -c 3000000 "$1" >&3; sleep 60', 'bash', path.join(world.src, 'writing.bin'), target], { stdio: 'ignore' })
     try {
       expect(await waitFor(async () => (await fsp.stat(target).catch(() => ({ size: 0 }))).size === 3_000_000, 10_000)).toBe(true)
       await killAndRemount()
@@ -91,66 +73,66 @@ describe('SIGKILL of the mount in the middle of a send', () => {
       const e = s.entries.find((x) => x.name === `${TO}/writing.bin`)
       return e?.state === 'waiting' && /being written/.test(e.note ?? '')
     }, 20_000)).toBe(true)
-    expect((await sentRecords(account)).some((r) => r.subject === 'writing.bin')).toBe(false)
-    expect((await run('cp', [path.join(src, 'writing.bin'), target])).code).toBe(0)
-    expect(await outboxDrained(account)).toBe(true)
+    expect((await sentRecords(world.account)).some((r) => r.subject === 'writing.bin')).toBe(false)
+    expect((await run('cp', [path.join(world.src, 'writing.bin'), target])).code).toBe(0)
+    expect(await outboxDrained(world.account)).toBe(true)
     await sentOnce('writing.bin', data)
   })
 
   it('after initialize (its one chunk stalled): resumed into the same transfer', async () => {
     const data = bytes(2_000_000, 12)
-    await service.controls.resetCounters()
-    await service.controls.fault({ route: 'savefile', kind: 'stall', count: 1 })
-    await fsp.writeFile(path.join(src, 'init.bin'), data)
-    expect((await run('cp', [path.join(src, 'init.bin'), inFolder('init.bin')])).code).toBe(0)
-    expect(await waitFor(async () => ((await service.controls.counters()).routes.savefile ?? 0) >= 1, 20_000)).toBe(true)
+    await world.service.controls.resetCounters()
+    await world.service.controls.fault({ route: 'savefile', kind: 'stall', count: 1 })
+    await fsp.writeFile(path.join(world.src, 'init.bin'), data)
+    expect((await run('cp', [path.join(world.src, 'init.bin'), inFolder('init.bin')])).code).toBe(0)
+    expect(await waitFor(async () => ((await world.service.controls.counters()).routes.savefile ?? 0) >= 1, 20_000)).toBe(true)
     expect((await journals()).some((j) => j.subject === 'init.bin' && j.transfer !== null)).toBe(true)
     await killAndRemount()
-    expect(await outboxDrained(account)).toBe(true)
+    expect(await outboxDrained(world.account)).toBe(true)
     await sentOnce('init.bin', data)
-    expect((await service.controls.counters()).routes.initialize).toBe(1)
+    expect((await world.service.controls.counters()).routes.initialize).toBe(1)
   })
 
   it('between chunks: only the chunk not confirmed is sent again', async () => {
     const data = bytes(2 * CHUNK + 1_000_000, 13)
-    await service.controls.resetCounters()
-    await service.controls.fault({ route: 'savefile', kind: 'stall', count: 1 })
-    await fsp.writeFile(path.join(src, 'chunks.bin'), data)
-    expect((await run('cp', [path.join(src, 'chunks.bin'), inFolder('chunks.bin')])).code).toBe(0)
+    await world.service.controls.resetCounters()
+    await world.service.controls.fault({ route: 'savefile', kind: 'stall', count: 1 })
+    await fsp.writeFile(path.join(world.src, 'chunks.bin'), data)
+    expect((await run('cp', [path.join(world.src, 'chunks.bin'), inFolder('chunks.bin')])).code).toBe(0)
     expect(await waitFor(async () => {
       const j = (await journals()).find((x) => x.subject === 'chunks.bin')
       return (j?.confirmed['chunks.bin']?.length ?? 0) === 2
     }, 30_000)).toBe(true)
     await killAndRemount()
-    await service.controls.resetCounters()
-    expect(await outboxDrained(account)).toBe(true)
+    await world.service.controls.resetCounters()
+    expect(await outboxDrained(world.account)).toBe(true)
     await sentOnce('chunks.bin', data)
-    const c = await service.controls.counters()
+    const c = await world.service.controls.counters()
     expect(c.routes.savefile).toBe(1)
     expect(c.routes.initialize ?? 0).toBe(0)
   })
 
   it('before Complete answered (Complete stalled): completed once after the restart', async () => {
     const data = bytes(1_000_000, 14)
-    await service.controls.resetCounters()
-    await service.controls.fault({ route: 'complete', kind: 'stall', count: 1 })
-    await fsp.writeFile(path.join(src, 'complete.bin'), data)
-    expect((await run('cp', [path.join(src, 'complete.bin'), inFolder('complete.bin')])).code).toBe(0)
-    expect(await waitFor(async () => ((await service.controls.counters()).routes.complete ?? 0) >= 1, 20_000)).toBe(true)
+    await world.service.controls.resetCounters()
+    await world.service.controls.fault({ route: 'complete', kind: 'stall', count: 1 })
+    await fsp.writeFile(path.join(world.src, 'complete.bin'), data)
+    expect((await run('cp', [path.join(world.src, 'complete.bin'), inFolder('complete.bin')])).code).toBe(0)
+    expect(await waitFor(async () => ((await world.service.controls.counters()).routes.complete ?? 0) >= 1, 20_000)).toBe(true)
     await killAndRemount()
-    expect(await outboxDrained(account)).toBe(true)
+    expect(await outboxDrained(world.account)).toBe(true)
     await sentOnce('complete.bin', data)
   })
 
   it('right after Complete answered: recorded once, nothing sent twice', async () => {
     const data = bytes(1_500_000, 15)
-    await service.controls.resetCounters()
-    await fsp.writeFile(path.join(src, 'after.bin'), data)
-    expect((await run('cp', [path.join(src, 'after.bin'), inFolder('after.bin')])).code).toBe(0)
-    expect(await waitFor(async () => ((await service.controls.counters()).routes.complete ?? 0) >= 1, 20_000, 2)).toBe(true)
+    await world.service.controls.resetCounters()
+    await fsp.writeFile(path.join(world.src, 'after.bin'), data)
+    expect((await run('cp', [path.join(world.src, 'after.bin'), inFolder('after.bin')])).code).toBe(0)
+    expect(await waitFor(async () => ((await world.service.controls.counters()).routes.complete ?? 0) >= 1, 20_000, 2)).toBe(true)
     await killAndRemount()
-    expect(await outboxDrained(account)).toBe(true)
+    expect(await outboxDrained(world.account)).toBe(true)
     await sentOnce('after.bin', data)
-    expect(await outboxFiles(account)).toEqual([])
+    expect(await outboxFiles(world.account)).toEqual([])
   })
 })

@@ -6,9 +6,10 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { TransferClient } from '../../src/api/client.js'
 import type { SentRecord } from '../../src/send/ports.js'
-import { tempDir, waitFor } from '../support/mount.js'
-import type { TestService } from '../support/service.js'
-import { cli, useAccount, type Account } from '../mount/harness.js'
+import { afterAll, beforeAll } from 'vitest'
+import { tempDir, unmountAll, waitFor } from '../support/mount.js'
+import { startTestService, type NewUser, type TestService } from '../support/service.js'
+import { cli, mount, useAccount, type Account } from '../mount/harness.js'
 
 export const SETTLE = '400'
 
@@ -91,4 +92,35 @@ export async function sourceDir(): Promise<string> {
 export async function transferFiles(client: TransferClient, id: string): Promise<Map<string, string>> {
   const t = await client.transfers.details(id, { filesLimit: -1 })
   return new Map((t.files ?? []).map((f) => [f.filename ?? '', f.md5 ?? '']))
+}
+
+/** A service, a user of its own signed in here and mounted, for a whole test file. */
+export interface SendingMount {
+  service: TestService
+  /** The test's own client, signed in as the user. */
+  client: TransferClient
+  account: Account
+  /** The mount daemon (a test that kills it mounts again and sets it). */
+  pid: number
+  /** A folder for source files. */
+  src: string
+}
+
+/** Starts it before the file's tests (creating `user` with its extra fields) and ends it after them. */
+export function useSendingMount(user: NewUser): SendingMount {
+  const world = {} as SendingMount
+  beforeAll(async () => {
+    world.service = await startTestService()
+    await world.service.controls.createUser(user)
+    world.client = await clientAs(world.service, user)
+    world.account = await sendingAccount(world.service, user)
+    world.pid = await mount(world.account)
+    world.src = await sourceDir()
+  }, 60_000)
+  afterAll(async () => {
+    await unmountAll()
+    await world.client?.close()
+    await world.service?.close()
+  })
+  return world
 }

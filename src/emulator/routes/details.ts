@@ -3,7 +3,7 @@ import type { ServiceContext } from '../context.js'
 import { ApiError, invalid } from '../envelope.js'
 import { SETTINGS } from '../settings.js'
 import type { Recipient, StoredTransfer } from '../store.js'
-import { DEFAULT_VIEW, FILE_PROPERTIES, transferView } from '../view.js'
+import { FILE_PROPERTIES, transferView } from '../view.js'
 import { caller, ok, seesEverything, type ApiRequest, type ApiRoute } from './common.js'
 
 function find(r: ApiRequest, id: string, trackid: string | undefined): { transfer: StoredTransfer; recipient: Recipient | null } {
