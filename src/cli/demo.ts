@@ -33,6 +33,9 @@ function tryThis(dir: string, email: string): string {
     `  getfattr -d "${rel}/inbox/"*"Quarterly report"*/summary.pdf`,
     `  echo ${DEMO_PASSWORD} > "${rel}/inbox/"*"Contracts"*/.password && ls "${rel}/inbox/"*"Contracts"*`,
     `  sqlite3 "${rel}/inbox/"*"Database export"*/inventory.sqlite .tables`,
+    `  cp /etc/os-release ${rel}/outbox/ && sleep 5 && ls ${rel}/sent    # sent once settled (3 s)`,
+    `  mkdir ${rel}/outbox/Team && cp /etc/hostname ${rel}/outbox/Team/    # to the contact group Team`,
+    `  cat ${rel}/.status                                                   # what is being sent`,
     'Ctrl-C here unmounts and stops the demo.',
     '',
   ].join('\n')

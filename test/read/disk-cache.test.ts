@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ReadPath } from '../../src/read/content.js'
 import { DiskBlockCache } from '../../src/read/disk-cache.js'
 import type { ReadOptions } from '../../src/read/options.js'
-import { MemorySource } from './memory-source.js'
+import { MemorySource, SMALL_GRID } from './memory-source.js'
 
 const KiB = 1024
 
@@ -26,14 +26,7 @@ afterEach(async () => {
 })
 
 const small = (): Partial<ReadOptions> => ({
-  blockSize: 4 * KiB,
-  pieceSize: 16 * KiB,
-  chunkSize: 64 * KiB,
-  headSize: 4 * KiB,
-  readAhead: 128 * KiB,
-  sequentialSlack: 16 * KiB,
-  retryBaseDelayMs: 1,
-  stallTimeoutMs: 200,
+  ...SMALL_GRID,
   memoryCacheSize: 16 * KiB,
   diskCacheSize: 10 * 1024 * KiB,
   diskCacheDir: dir,

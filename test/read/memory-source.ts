@@ -3,6 +3,7 @@
 // corrupt, fail or stall on demand while counting what it sends.
 import { createHash, randomBytes } from 'node:crypto'
 import type { RangeSource, RemoteFile } from '../../src/read/source.js'
+import type { ReadOptions } from '../../src/read/options.js'
 
 export interface RangeCall {
   file: string
@@ -93,3 +94,17 @@ export class MemorySource implements RangeSource {
     return this.ranges.filter((r) => r.file === name)
   }
 }
+
+/** Small grids so tests move few bytes; fast retries and timeouts. */
+export const SMALL_GRID: Partial<ReadOptions> = {
+  blockSize: 4 * 1024,
+  pieceSize: 16 * 1024,
+  chunkSize: 64 * 1024,
+  headSize: 4 * 1024,
+  readAhead: 128 * 1024,
+  sequentialSlack: 16 * 1024,
+  retryBaseDelayMs: 1,
+  stallTimeoutMs: 200,
+  hashTimeoutMs: 1000,
+}
+

@@ -3,24 +3,12 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { IntegrityError, NetworkError } from '../../src/api/errors.js'
 import { ReadPath } from '../../src/read/content.js'
-import type { ReadOptions } from '../../src/read/options.js'
-import { MemorySource } from './memory-source.js'
+import { MemorySource, SMALL_GRID } from './memory-source.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
 
-/** Small grids so tests move few bytes; fast retries. */
-const small: Partial<ReadOptions> = {
-  blockSize: 4 * KiB,
-  pieceSize: 16 * KiB,
-  chunkSize: 64 * KiB,
-  headSize: 4 * KiB,
-  readAhead: 128 * KiB,
-  sequentialSlack: 16 * KiB,
-  retryBaseDelayMs: 1,
-  stallTimeoutMs: 200,
-  hashTimeoutMs: 1000,
-}
+const small = SMALL_GRID
 
 describe('read path', () => {
   it('any read at any offset returns exactly the file bytes (random sizes and grids)', async () => {

@@ -3,7 +3,6 @@
 // the right bytes, nothing is completed twice, and only the documented orphan (an
 // initialize whose answer died with the process) is ever initialized twice.
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Call } from './fake-service.js'
 import { md5 } from './fake-service.js'
 import { bytes, cp, cpADir, Harness } from './harness.js'
 
@@ -112,26 +111,15 @@ describe('crash and resume', () => {
       for (let k = 0; k < total; k++) {
         const x = await Harness.create({ maxConcurrentSends: 1, ...GROUPS })
         h = x
-        let n = 0
         const orphanable = new Set<string>()
         let forwardedAgain: boolean | 'maybe' = false
-        const hook = (call: Call, s: typeof x.sender): void => {
-          if (s !== x.sender || n++ !== k) return
+        x.armCrash(k, mode, (call) => {
           if (call.op === 'initialize' && mode !== 'before') orphanable.add(call.subject ?? '')
           if (call.op === 'forward' && mode !== 'before') forwardedAgain = mode === 'after' ? true : 'maybe'
-          const die = (): void => {
-            s.kill()
-            void x.fs.halt()
-          }
-          if (mode === 'late') setImmediate(die)
-          else die()
-        }
-        if (mode === 'before') x.service.beforeCall = hook
-        else x.service.afterCall = hook
+        })
         await drop(x)
         await x.settle()
-        x.service.beforeCall = null
-        x.service.afterCall = null
+        x.disarmCrash()
         await x.restart()
         await x.settle()
         try {

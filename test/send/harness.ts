@@ -6,9 +6,12 @@ import path from 'node:path'
 import { ManualClock } from '../../src/send/clock.js'
 import type { SendOptions } from '../../src/send/options.js'
 import { OutboxFs } from '../../src/send/outbox-fs.js'
-import { FakeService, type FakeSender } from './fake-service.js'
+import { FakeService, type Call, type FakeSender } from './fake-service.js'
 
 export const SETTLE = 3000
+
+/** When an armed crash hits its call: before the service serves it, right after, or a moment after. */
+export type CrashMode = 'before' | 'after' | 'late'
 
 export class Harness {
   readonly clock = new ManualClock()
@@ -30,6 +33,31 @@ export class Harness {
     this.sender = this.service.sender()
     const cfg = { dataDir: this.dataDir, sender: this.sender, clock: this.clock, options: this.options, uid: 1000, gid: 1000 }
     this.fs = await OutboxFs.open(this.freeBytes ? { ...cfg, freeBytes: this.freeBytes } : cfg)
+  }
+
+  /**
+   * The process dies at its k-th service call (counted from now, this process only);
+   * `onFatal` sees that call. disarmCrash() before restarting.
+   */
+  armCrash(k: number, mode: CrashMode, onFatal: (call: Call) => void = () => undefined): void {
+    let n = 0
+    const hook = (call: Call, s: FakeSender): void => {
+      if (s !== this.sender || n++ !== k) return
+      onFatal(call)
+      const die = (): void => {
+        s.kill()
+        void this.fs.halt()
+      }
+      if (mode === 'late') setImmediate(die)
+      else die()
+    }
+    if (mode === 'before') this.service.beforeCall = hook
+    else this.service.afterCall = hook
+  }
+
+  disarmCrash(): void {
+    this.service.beforeCall = null
+    this.service.afterCall = null
   }
 
   /** The process dies: no shutdown, in-flight calls never answer; staging and journal stay. */

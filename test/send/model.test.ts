@@ -6,8 +6,8 @@ import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { NetworkError } from '../../src/api/errors.js'
 import { isTemporaryName } from '../../src/send/names.js'
-import { digest, md5, refusal, type Call } from './fake-service.js'
-import { Harness } from './harness.js'
+import { digest, md5, refusal } from './fake-service.js'
+import { Harness, type CrashMode } from './harness.js'
 
 const RCPT = 'r@x.io'
 const TOP_FILES = ['a.txt', 'b.bin', '.c.part']
@@ -269,26 +269,14 @@ class RestartCmd implements fc.AsyncCommand<Model, Real> {
 }
 
 class CrashDuringSendCmd implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly k: number, readonly mode: 'before' | 'after' | 'late') {}
+  constructor(readonly k: number, readonly mode: CrashMode) {}
   check = (): boolean => true
   run = (m: Model, r: Real): Promise<void> =>
     settleAndCheck(m, r, async () => {
       const h = r.h
-      let n = 0
-      const hook = (_c: Call, s: typeof h.sender): void => {
-        if (s !== h.sender || n++ !== this.k) return
-        const die = (): void => {
-          s.kill()
-          void h.fs.halt()
-        }
-        if (this.mode === 'late') setImmediate(die)
-        else die()
-      }
-      if (this.mode === 'before') h.service.beforeCall = hook
-      else h.service.afterCall = hook
+      h.armCrash(this.k, this.mode)
       await h.settle()
-      h.service.beforeCall = null
-      h.service.afterCall = null
+      h.disarmCrash()
       await h.restart()
       m.failed.clear()
       forgetMissing(m)
@@ -299,26 +287,14 @@ class CrashDuringSendCmd implements fc.AsyncCommand<Model, Real> {
 
 /** The process dies in the middle of sending and comes back; the test goes on without settling. */
 class CrashMidSendCmd implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly k: number, readonly mode: 'before' | 'after' | 'late') {}
+  constructor(readonly k: number, readonly mode: CrashMode) {}
   check = (): boolean => true
   async run(m: Model, r: Real): Promise<void> {
     const h = r.h
     const before = new Set(h.service.completed().map((t) => t.id))
-    let n = 0
-    const hook = (_c: Call, s: typeof h.sender): void => {
-      if (s !== h.sender || n++ !== this.k) return
-      const die = (): void => {
-        s.kill()
-        void h.fs.halt()
-      }
-      if (this.mode === 'late') setImmediate(die)
-      else die()
-    }
-    if (this.mode === 'before') h.service.beforeCall = hook
-    else h.service.afterCall = hook
+    h.armCrash(this.k, this.mode)
     await h.settle()
-    h.service.beforeCall = null
-    h.service.afterCall = null
+    h.disarmCrash()
     const failed = new Set(h.fs.status().entries.filter((e) => e.state === 'failed').map((e) => `/${e.name}`))
     await h.restart()
     const current = entries(m)

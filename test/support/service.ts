@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { Agent, request } from 'undici'
 import type { ServiceAnnouncement, ServiceStatus, TransferState } from '../../src/api/types.js'
 import { startService, type ServiceOptions } from '../../src/emulator/index.js'
+import type { NewUser as EmulatorNewUser } from '../../src/emulator/store.js'
 
 export type RouteName = 'login' | 'refresh' | 'logout' | 'initialize' | 'complete' | 'forward' | 'details' | 'inbox' |
   'savefile' | 'download' | 'zip' | 'rangehash'
@@ -27,17 +28,8 @@ export interface MailEntry {
   at: number
 }
 
-export interface NewUser {
-  email: string
-  password: string
-  admin?: boolean
-  companyid?: string
-  canstorefilesforever?: boolean
-  twoFactor?: boolean
-  maxrecipients?: number
-  storagelimit?: number
-  contactgroups?: Array<{ name: string; emails: string[] }>
-}
+/** The body of POST /_emulator/users (docs/local-service.md). */
+export type NewUser = EmulatorNewUser
 
 export interface Counters {
   routes: Partial<Record<RouteName, number>>
