@@ -35,7 +35,7 @@ function flagsOf(c: CommandShape): string[] {
 }
 
 /** Options whose value is a folder or file, completed as paths; other values get nothing. */
-const PATH_VALUES = new Set(['--output', '-o', '--ca', '--data-dir'])
+const PATH_VALUES = new Set(['--output', '-o', '--ca', '--config-dir', '--cache-dir', '--data-dir', '--mount-dir', '--state-dir'])
 
 const SETTING_NAMES = SETTINGS.map((s) => flagName(s.key).slice(2))
 
@@ -80,7 +80,8 @@ complete -o filenames -o bashdefault -F _transferfs transferfs
 
 /** Text safe inside a zsh _arguments/_describe spec: no brackets, colons or quotes. */
 function zshText(text: string): string {
-  return text.replace(/[[\]:'"\\]/g, ' ').replace(/`/g, '').replace(/\s+/g, ' ').trim()
+  // Inside single-quoted specs: an apostrophe becomes a typographic one rather than a gap.
+  return text.replace(/'/g, '’').replace(/[[\]:"\\]/g, ' ').replace(/`/g, '').replace(/\s+/g, ' ').trim()
 }
 
 function zshOptionSpecs(c: CommandShape): string[] {

@@ -222,6 +222,20 @@ describe('config and completion', () => {
     const zsh = await cli(['completion', 'zsh'])
     expect(zsh.stdout.startsWith('#compdef transferfs')).toBe(true)
     expect(zsh.stdout).toContain("'--include-expired[also list expired transfers]'")
+    // Run by zsh itself, with its completion helpers replaced by ones that print what they are given.
+    const zfile = path.join(dir, '_transferfs')
+    await writeFile(zfile, zsh.stdout)
+    await promisify(execFile)('zsh', ['-n', zfile])
+    const z = await promisify(execFile)('zsh', ['-fc',
+      `_describe() { print -rl -- "\${(@P)\${@[-1]}}" }; _arguments() { shift; print -rl -- "$@" }; ` +
+      `words=(transferfs ''); CURRENT=2; source ${zfile}; print -- ---; ` +
+      `words=(transferfs download --z); CURRENT=3; source ${zfile}`])
+    const [described, specs] = z.stdout.split('---\n') as [string, string]
+    expect(described).toMatch(/^download:Download every file/m)
+    expect(described).toMatch(/^send:Send files and folders/m)
+    expect(specs).toMatch(/^--zip\[/m)
+    expect(specs).toMatch(/^\(-o --output\)--output\[/m)
+    expect(described).toMatch(/^info:A transfer’s details/m)
     expect((await cli(['completion', 'fish'])).code).toBe(EXIT.usage)
   })
 })
