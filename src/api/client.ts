@@ -34,7 +34,7 @@ export class TransferClient {
 
   /** A whole file to disk in verified chunks (see download-file.ts). */
   downloadFile(req: DownloadFileRequest): Promise<void> {
-    return downloadFile(this.download, this.options.retry, req)
+    return downloadFile(this.download, req)
   }
 
   /** Close every connection; the client cannot be used afterwards. */

@@ -4,9 +4,7 @@
 import { open } from 'node:fs/promises'
 import type { DownloadApi } from './download.js'
 import { IntegrityError } from './errors.js'
-import { md5Hex, md5OfFile } from './md5.js'
-import { downloadClassifier, withRetry } from './retry.js'
-import type { RetryOptions } from './options.js'
+import { md5OfFile } from './md5.js'
 
 export interface DownloadFileRequest {
   downloadUrl: string
@@ -31,9 +29,8 @@ export function downloadChunks(size: number, chunkSize: number): Array<{ start: 
   return chunks
 }
 
-export async function downloadFile(api: DownloadApi, retry: RetryOptions, req: DownloadFileRequest): Promise<void> {
-  const { chunkSize, parallelChunks, maxTries } = api.options
-  const policy = { ...retry, maxTries }
+export async function downloadFile(api: DownloadApi, req: DownloadFileRequest): Promise<void> {
+  const { chunkSize, parallelChunks } = api.options
   const verify = req.verifyChunks ?? true
   const chunks = downloadChunks(req.size, chunkSize)
   const handle = await open(req.path, 'w', 0o644)
@@ -45,27 +42,8 @@ export async function downloadFile(api: DownloadApi, retry: RetryOptions, req: D
   const worker = async () => {
     while (next < chunks.length && !signal.aborted) {
       const { start, end } = chunks[next++]!
-      let expected: string | null = null
-      const bytes = await withRetry(
-        async () => {
-          const data = await api.fetchRangeOnce(req.downloadUrl, start, end, signal)
-          if (verify) {
-            expected ??= await api.rangeHash({
-              downloadUrl: req.downloadUrl, transferId: req.transferId, fileName: req.fileName,
-              position: start, length: end - start, signal,
-            })
-            const actual = md5Hex(data)
-            if (actual !== expected) {
-              // Either side may be the damaged one: ask for both again.
-              const wanted = expected
-              expected = null
-              throw new IntegrityError(`bytes ${start}-${end - 1} of ${req.fileName} do not match their hash`, wanted, actual)
-            }
-          }
-          return data
-        },
-        { policy, classify: downloadClassifier, signal },
-      )
+      const hashed = verify ? { transferId: req.transferId, fileName: req.fileName } : null
+      const bytes = await api.fetchVerifiedRange(req.downloadUrl, start, end, hashed, { signal })
       await handle.write(bytes, 0, bytes.length, start)
       bytesDone += bytes.length
       req.onProgress?.({ bytesDone, totalBytes: req.size })

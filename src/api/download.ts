@@ -6,6 +6,7 @@ import { IntegrityError, NetworkError, ServiceError } from './errors.js'
 import { statusError } from './envelope.js'
 import { headerValue, redactUrl, toNetworkError } from './http.js'
 import type { HttpResponse, Transport } from './http.js'
+import { md5Hex } from './md5.js'
 import type { DownloadOptions, RetryOptions } from './options.js'
 import { buildQuery, FILE_SERVER_PATH, HEADER, RANGE_HASH_QUERY, STATUS } from './protocol.js'
 import { apiClassifier, backoffDelay, downloadClassifier, sleep, withRetry } from './retry.js'
@@ -95,6 +96,34 @@ export class DownloadApi {
       classify: downloadClassifier,
       signal: options.signal,
     })
+  }
+
+  /**
+   * Bytes [start, end) of a file, checked against GetRangeHash of `hashed` (the transfer and
+   * the file's name) when given, under the retry policy. A mismatch fetches both the bytes
+   * and the hash again: either side may be the damaged one. Without `hashed` (the ZIP has
+   * no hash) only the length is checked.
+   */
+  fetchVerifiedRange(
+    downloadUrl: string, start: number, end: number,
+    hashed: { transferId: string; fileName: string } | null, options: SignalOption = {},
+  ): Promise<Buffer> {
+    checkRange(start, end)
+    const { signal } = options
+    let expected: string | null = null
+    return withRetry(async () => {
+      const data = await this.fetchRangeOnce(downloadUrl, start, end, signal)
+      if (hashed) {
+        expected ??= await this.rangeHash({ downloadUrl, ...hashed, position: start, length: end - start, signal })
+        const actual = md5Hex(data)
+        if (actual !== expected) {
+          const wanted = expected
+          expected = null
+          throw new IntegrityError(`bytes ${start}-${end - 1} of ${hashed.fileName} do not match their hash`, wanted, actual)
+        }
+      }
+      return data
+    }, { policy: this.policy, classify: downloadClassifier, signal })
   }
 
   /** One try of fetchRange, no retry (the read path's own fetch-and-verify loop uses it). */

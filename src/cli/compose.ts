@@ -28,11 +28,6 @@ export const CHUNK_CACHE_DIR = 'chunks'
 /** The background mount's log, inside the user data folder. */
 export const MOUNT_LOG_FILE = 'mount.log'
 
-/**
- * Adds one flag per setting (all of them, or `keys`): `--api-url <value>`; a plain on/off
- * setting is a switch (`--allow-other`). Values stay strings: loadSettings parses them,
- * so a flag, its environment variable and the config file take the same syntax.
- */
 /** A default as the flag would take it: 50M rather than 52428800, 30s rather than 30000. */
 function shownDefault(s: (typeof SETTINGS)[number]): string {
   const v = s.default
@@ -45,6 +40,11 @@ function shownDefault(s: (typeof SETTINGS)[number]): string {
   return `${String(v)}${s.unit && s.unit !== s.kind && s.unit !== 'count' ? ' ' + s.unit : ''}`
 }
 
+/**
+ * Adds the folder flags and one flag per setting (all of them, or `keys`): `--api-url <value>`; a plain on/off
+ * setting is a switch (`--allow-other`). Values stay strings: loadSettings parses them,
+ * so a flag, its environment variable and the config file take the same syntax.
+ */
 export function addSettingFlags(cmd: Command, keys?: readonly SettingKey[]): Command {
   for (const f of FOLDER_FLAGS) cmd.option(`${f.flag} <dir>`, `${f.description} (default: ${f.env}, else the XDG folder)`)
   for (const s of SETTINGS) {

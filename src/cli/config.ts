@@ -3,12 +3,13 @@
 // set and unset edit the config file (atomically, owner-only: it may hold the API key).
 // Secrets are never printed.
 import type { Command } from 'commander'
-import { mkdir, open, readFile, rename } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import {
   configFilePath, displayValue, envName, flagName, loadSettings, resolveFolders, parseSettingValue, SETTINGS, type LoadedSettings, type SettingSpec,
 } from '../config/index.js'
-import { commonFlags, terminalWidth, type CommonOptions } from './output/command.js'
+import { writeFileDurably } from '../send/durable.js'
+import { commonFlags, readStdinValue, terminalWidth, type CommonOptions } from './output/command.js'
 import { action } from './output/errors.js'
 import { UsageError } from './output/exit-codes.js'
 import { formatBytes } from './output/format.js'
@@ -66,21 +67,7 @@ async function readConfigObject(file: string): Promise<Record<string, unknown>> 
 /** Replaces the config file whole: a crash leaves the old file or the new one, never half of one. */
 async function writeConfigObject(file: string, obj: Record<string, unknown>): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
-  const tmp = `${file}.${process.pid}.tmp`
-  const h = await open(tmp, 'w', 0o600)
-  try {
-    await h.writeFile(`${JSON.stringify(obj, null, 2)}\n`)
-    await h.sync()
-  } finally {
-    await h.close()
-  }
-  await rename(tmp, file)
-}
-
-async function readStdinLine(): Promise<string> {
-  const parts: Buffer[] = []
-  for await (const piece of process.stdin) parts.push(Buffer.isBuffer(piece) ? piece : Buffer.from(piece as string))
-  return Buffer.concat(parts).toString('utf8').replace(/\r?\n$/, '')
+  await writeFileDurably(file, `${JSON.stringify(obj, null, 2)}\n`)
 }
 
 async function show(opts: CommonOptions): Promise<void> {
@@ -137,7 +124,7 @@ export function register(program: Command): void {
     .argument('<value>', 'its value: sizes take units (50M, 1G), durations too (30s, 5m)')
     .action(action(async (key: string, value: string) => {
       const s = findSetting(key)
-      const raw = value === '-' ? await readStdinLine() : value
+      const raw = value === '-' ? await readStdinValue() : value
       const file = configFilePath(resolveFolders())
       const stored = fileValue(s, raw)
       const obj = await readConfigObject(file)

@@ -9,9 +9,11 @@
 import { open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises'
 import type PQueue from 'p-queue'
 import type { TransferClient } from '../api/client.js'
+import { allOrFirstFailure } from '../api/all-or-first-failure.js'
+import { downloadChunks } from '../api/download-file.js'
 import { IntegrityError } from '../api/errors.js'
-import { md5Hex, md5OfFile } from '../api/md5.js'
-import { downloadClassifier, withRetry } from '../api/retry.js'
+import { md5OfFile } from '../api/md5.js'
+import { writeFileDurably } from '../send/durable.js'
 
 export const PART_SUFFIX = '.part'
 export const STATE_SUFFIX = '.part.state'
@@ -41,15 +43,6 @@ export interface ChunkJob extends DownloadIdentity {
   rangeHashName: string | null
 }
 
-export function chunkBounds(size: number, chunkSize: number, index: number): { start: number; end: number } {
-  const start = index * chunkSize
-  return { start, end: Math.min(size, start + chunkSize) }
-}
-
-export function chunkCountOf(size: number, chunkSize: number): number {
-  return Math.ceil(size / chunkSize)
-}
-
 export function statePathOf(target: string): string {
   return target + STATE_SUFFIX
 }
@@ -72,7 +65,7 @@ export async function readState(job: ChunkJob): Promise<SidecarState | null> {
   } catch {
     return null
   }
-  const count = chunkCountOf(job.size, job.chunkSize)
+  const count = downloadChunks(job.size, job.chunkSize).length
   return { ...state, verified: [...new Set(state.verified)].filter((i) => Number.isInteger(i) && i >= 0 && i < count) }
 }
 
@@ -116,34 +109,16 @@ export async function downloadChunked(job: ChunkJob, o: RunChunksOptions): Promi
       await handle.truncate(job.size)
       await saveState(statePath, state)
     }
+    const chunks = downloadChunks(job.size, job.chunkSize)
     const done = new Set(state.verified)
-    for (const i of done) o.onBytes(chunkBounds(job.size, job.chunkSize, i).end - chunkBounds(job.size, job.chunkSize, i).start)
+    for (const i of done) o.onBytes(chunks[i]!.end - chunks[i]!.start)
     // State writes one at a time, each a whole replacement: the last one always wins.
     let saving: Promise<void> = Promise.resolve()
-    const policy = { ...o.client.options.retry, maxTries: o.client.options.download.maxTries }
-    const stop = new AbortController()
-    const signal = AbortSignal.any([o.signal, stop.signal])
-    const pending = Array.from({ length: chunkCountOf(job.size, job.chunkSize) }, (_, i) => i).filter((i) => !done.has(i))
-    const results = await Promise.allSettled(pending.map((index) => o.chunks.add(async () => {
-      signal.throwIfAborted()
-      const { start, end } = chunkBounds(job.size, job.chunkSize, index)
-      let expected: string | null = null
-      const bytes = await withRetry(async () => {
-        const data = await o.client.download.fetchRangeOnce(job.url, start, end, signal)
-        if (job.rangeHashName !== null) {
-          expected ??= await o.client.download.rangeHash({
-            downloadUrl: job.url, transferId: job.transferId, fileName: job.rangeHashName, position: start, length: end - start, signal,
-          })
-          const actual = md5Hex(data)
-          if (actual !== expected) {
-            // Either side may be the damaged one: ask for both again.
-            const wanted = expected
-            expected = null
-            throw new IntegrityError(`bytes ${start}-${end - 1} of ${job.name} do not match their hash`, wanted, actual)
-          }
-        }
-        return data
-      }, { policy, classify: downloadClassifier, signal })
+    const hashed = job.rangeHashName === null ? null : { transferId: job.transferId, fileName: job.rangeHashName }
+    const pending = chunks.map((_, i) => i).filter((i) => !done.has(i))
+    await allOrFirstFailure(o.chunks, pending.map((index) => async (signal: AbortSignal) => {
+      const { start, end } = chunks[index]!
+      const bytes = await o.client.download.fetchVerifiedRange(job.url, start, end, hashed, { signal })
       await writeAll(handle, bytes, start)
       // On disk before the state says so: a state never lists bytes a crash could lose.
       await handle.datasync()
@@ -154,13 +129,7 @@ export async function downloadChunked(job: ChunkJob, o: RunChunksOptions): Promi
       saving = saving.then(() => saveState(statePath, snapshot))
       await saving
       o.onBytes(end - start)
-    }).catch((err: unknown) => {
-      if (!stop.signal.aborted) stop.abort(err)
-      throw err
-    })))
-    o.signal.throwIfAborted()
-    const failed = results.find((r) => r.status === 'rejected')
-    if (failed) throw (failed as PromiseRejectedResult).reason
+    }), o.signal)
     await handle.sync()
   } finally {
     await handle.close()
@@ -185,16 +154,8 @@ async function finish(job: ChunkJob, file: string): Promise<void> {
   }
 }
 
-async function saveState(file: string, state: SidecarState): Promise<void> {
-  const tmp = `${file}.tmp`
-  const h = await open(tmp, 'w', 0o600)
-  try {
-    await h.writeFile(JSON.stringify(state))
-    await h.sync()
-  } finally {
-    await h.close()
-  }
-  await rename(tmp, file)
+function saveState(file: string, state: SidecarState): Promise<void> {
+  return writeFileDurably(file, JSON.stringify(state))
 }
 
 /** True when `target` already holds the file (same size and, when known, same MD5). */

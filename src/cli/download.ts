@@ -5,6 +5,7 @@ import type { Command } from 'commander'
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import PQueue from 'p-queue'
+import { allOrFirstFailure } from '../api/all-or-first-failure.js'
 import type { TransferClient } from '../api/client.js'
 import type { Transfer } from '../api/types.js'
 import type { LoadedSettings } from '../config/index.js'
@@ -12,7 +13,7 @@ import { safeName, withSuffix } from '../vfs/names.js'
 import { CONNECTION_KEYS } from './compose.js'
 import { alreadyPresent, downloadChunked, readState, type ChunkJob, type FileOutcome } from './download-resume.js'
 import { addPasswordFlags, fetchTransfer, resolveTransferRef, transferPassword, type PasswordOptions } from './info.js'
-import { commonFlags, withClient, type CommonOptions } from './output/command.js'
+import { commonFlags, ctrlC, withClient, type CommonOptions } from './output/command.js'
 import { action } from './output/errors.js'
 import { CliError, EXIT, UsageError } from './output/exit-codes.js'
 import { formatBytes } from './output/format.js'
@@ -114,36 +115,28 @@ async function run(client: TransferClient, loaded: LoadedSettings, arg: string, 
   const total = todo.reduce((s, j) => s + j.size, 0)
   const progress = startProgress({ title: 'download', total, quiet: opts.json })
   let done = 0
-  const stop = new AbortController()
-  const onSigint = () => stop.abort(Object.assign(new Error('interrupted'), { name: 'AbortError' }))
-  process.once('SIGINT', onSigint)
+  const interrupt = ctrlC()
   const chunks = new PQueue({ concurrency: MAX_PARALLEL_CHUNKS })
   const filesQueue = new PQueue({ concurrency: MAX_PARALLEL_FILES })
   try {
-    const results = await Promise.allSettled(todo.map((job) => filesQueue.add(async () => {
-      stop.signal.throwIfAborted()
+    // The first failure (or Ctrl-C) stops the other files; it is what is reported.
+    await allOrFirstFailure(filesQueue, todo.map((job) => async (signal: AbortSignal) => {
       await mkdir(path.dirname(job.target), { recursive: true })
       const r = await downloadChunked(job, {
-        client, chunks, signal: stop.signal,
+        client, chunks, signal,
         onBytes: (n) => {
           done += n
           progress.update(done, path.basename(job.target))
         },
       })
       reports.push({ name: job.name, path: job.target, size: job.size, md5: job.md5, ...r })
-    }).catch((err: unknown) => {
-      if (!stop.signal.aborted) stop.abort(err)
-      throw err
-    })))
-    const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined
-    // The first failure (or Ctrl-C) stopped the others: report it, not their aborts.
-    if (failed) throw stop.signal.reason ?? failed.reason
+    }), interrupt.signal)
   } catch (err) {
     progress.stop()
     if (!opts.json) process.stderr.write('the chunks verified so far are kept: run the same command again to resume\n')
     throw err
   } finally {
-    process.off('SIGINT', onSigint)
+    interrupt.dispose()
   }
   const order = new Map(jobs.map((j, i) => [j.target, i]))
   reports.sort((a, b) => order.get(a.path)! - order.get(b.path)!)

@@ -18,11 +18,6 @@ interface InboxOptions extends CommonOptions {
   limit?: string
 }
 
-/** Inbox rows, as scripts get them: the listing's fields without keys. */
-function jsonRow(t: Transfer): Record<string, unknown> {
-  return publicTransfer(t)
-}
-
 export function register(program: Command): void {
   const cmd = program
     .command('inbox')
@@ -53,7 +48,8 @@ export function register(program: Command): void {
       return out
     })
     if (opts.json) {
-      writeJson(transfers.map(jsonRow))
+      // The listing's fields, without keys.
+      writeJson(transfers.map(publicTransfer))
       return
     }
     if (!transfers.length) {

@@ -8,7 +8,8 @@ import path from 'node:path'
 import type { TransferClient } from '../api/client.js'
 import { ServiceError } from '../api/errors.js'
 import type { Download, Transfer } from '../api/types.js'
-import { commonFlags, terminalWidth, withClient, type CommonOptions } from './output/command.js'
+import { TRANSFER_JSON } from '../vfs/transfer-tree.js'
+import { commonFlags, readStdinValue, terminalWidth, withClient, type CommonOptions } from './output/command.js'
 import { action } from './output/errors.js'
 import { CliError, EXIT, UsageError } from './output/exit-codes.js'
 import { formatBytes, formatDate, formatSpeed } from './output/format.js'
@@ -20,7 +21,6 @@ import { renderFields, renderTable, type Column } from './output/table.js'
 export type TransferRef = { id: string; trackid?: undefined } | { trackid: string; id?: undefined } | { either: string; id?: undefined; trackid?: undefined }
 
 const FOLDER_ID = /\(([^()/]+)\)$/
-const TRANSFER_JSON = '.transfer.json'
 
 async function isDirectory(p: string): Promise<boolean | null> {
   try {
@@ -106,16 +106,10 @@ export interface PasswordOptions {
   passwordStdin?: boolean
 }
 
-async function readStdin(): Promise<string> {
-  const parts: Buffer[] = []
-  for await (const piece of process.stdin) parts.push(Buffer.isBuffer(piece) ? piece : Buffer.from(piece as string))
-  return Buffer.concat(parts).toString('utf8').replace(/\r?\n$/, '')
-}
-
 /** The transfer password from --password or stdin (stdin keeps it out of `ps` and the shell history). */
 export async function transferPassword(opts: PasswordOptions): Promise<string | undefined> {
   if (opts.password !== undefined && opts.passwordStdin) throw new UsageError('give --password or --password-stdin, not both')
-  if (opts.passwordStdin) return readStdin()
+  if (opts.passwordStdin) return readStdinValue()
   return opts.password
 }
 

@@ -4,16 +4,11 @@
 import type { Command } from 'commander'
 import { loadSettings } from '../config/index.js'
 import { addSettingFlags, CONNECTION_KEYS, createClient } from './compose.js'
+import { readStdinValue } from './output/command.js'
 
 interface LoginOptions extends Record<string, unknown> {
   email: string
   passwordStdin?: boolean
-}
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const parts: Buffer[] = []
-  for await (const piece of stream) parts.push(Buffer.isBuffer(piece) ? piece : Buffer.from(piece))
-  return Buffer.concat(parts).toString('utf8')
 }
 
 /** Reads a line from the terminal without echoing it. */
@@ -54,7 +49,7 @@ export function register(program: Command): void {
     .option('--password-stdin', 'read the password from standard input')
   addSettingFlags(cmd, CONNECTION_KEYS).action(async (opts: LoginOptions) => {
     let password: string
-    if (opts.passwordStdin) password = (await readAll(process.stdin)).replace(/\r?\n$/, '')
+    if (opts.passwordStdin) password = await readStdinValue()
     else if (process.stdin.isTTY) password = await promptHidden(`Password for ${opts.email}: `)
     else throw new Error('no terminal to ask for the password on: use --password-stdin')
     if (!password) throw new Error('an empty password')

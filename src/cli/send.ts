@@ -6,6 +6,7 @@ import type { Command } from 'commander'
 import { lstat } from 'node:fs/promises'
 import path from 'node:path'
 import PQueue from 'p-queue'
+import { allOrFirstFailure } from '../api/all-or-first-failure.js'
 import type { Transfer } from '../api/types.js'
 import { SENT_FILE } from '../send/outbox-fs.js'
 import { DEFAULT_SEND_OPTIONS, resolveSendOptions } from '../send/options.js'
@@ -14,7 +15,7 @@ import { FileSentLog } from '../send/sent-log.js'
 import { ServiceSender } from '../send/service-sender.js'
 import { md5OfFile, takeSnapshot } from '../send/snapshot.js'
 import { sendOptionsOf } from './compose.js'
-import { commonFlags, withClient, type CommonOptions } from './output/command.js'
+import { commonFlags, ctrlC, withClient, type CommonOptions } from './output/command.js'
 import { action, hintFor } from './output/errors.js'
 import { CliError, exitCodeOf, UsageError } from './output/exit-codes.js'
 import { formatBytes } from './output/format.js'
@@ -109,34 +110,34 @@ export function register(program: Command): void {
   }).action(action(async (paths: string[], opts: SendOptions) => {
     const { files, subject: defaultSubject } = await collectFiles(paths)
     // Flags win over TRANSFERFS_MESSAGE / _DAYS / _NOTIFY / ... and the config file, like every setting.
-    const settingFlags = { ...opts, notify: opts.notify, confirmation: opts.confirmation }
-    await withClient(settingFlags, true, async ({ client, loaded }) => {
+    await withClient(opts, true, async ({ client, loaded }) => {
       const subject = opts.subject ?? defaultSubject
       const { addresses, groups } = splitRecipients(opts.to)
-      const request = newTransferRequest(subject, files.reduce((n, f) => n + f.size, 0), addresses, resolveSendOptions(sendOptionsOf(loaded)))
-
+      const total = files.reduce((n, f) => n + f.size, 0)
+      const request = newTransferRequest(subject, total, addresses, resolveSendOptions(sendOptionsOf(loaded)))
       const chunkSize = DEFAULT_SEND_OPTIONS.chunkSize
-      const total = request.transfersize!
       const progress = startProgress({ title: 'send', total, quiet: opts.json })
-      const stop = new AbortController()
-      const onSigint = () => stop.abort(Object.assign(new Error('interrupted'), { name: 'AbortError' }))
-      process.once('SIGINT', onSigint)
+      const interrupt = ctrlC()
       let transfer: Transfer
       let transferid = ''
       let completed = false
       try {
         const sender = new ServiceSender(client)
-        const answer = await sender.initialize(request, stop.signal)
+        const answer = await sender.initialize(request, interrupt.signal)
         transferid = answer.transferid
         let sent = 0
-        const uploads = new PQueue({ concurrency: MAX_PARALLEL_UPLOADS })
-        await Promise.all(files.map((f) => uploads.add(() => sender.uploadFile({
-          ...answer, fileName: f.name, filePath: f.path, size: f.size, chunkSize, confirmed: new Set(), signal: stop.signal,
-          onChunkConfirmed: (i) => {
-            sent += chunkLength(f.size, chunkSize, i)
-            progress.update(sent, `${f.name} (${chunkCount(f.size, chunkSize)} chunk${chunkCount(f.size, chunkSize) === 1 ? '' : 's'})`)
-          },
-        }))))
+        // One file failing for good stops the others: the transfer cannot be completed anyway.
+        await allOrFirstFailure(new PQueue({ concurrency: MAX_PARALLEL_UPLOADS }), files.map((f) => (signal: AbortSignal) => {
+          const chunks = chunkCount(f.size, chunkSize)
+          const label = `${f.name} (${chunks} chunk${chunks === 1 ? '' : 's'})`
+          return sender.uploadFile({
+            ...answer, fileName: f.name, filePath: f.path, size: f.size, chunkSize, confirmed: new Set(), signal,
+            onChunkConfirmed: (i) => {
+              sent += chunkLength(f.size, chunkSize, i)
+              progress.update(sent, label)
+            },
+          })
+        }), interrupt.signal)
         transfer = await sender.complete(answer.transferid, answer.transferkey)
         completed = true
         await new FileSentLog(path.join(loaded.folders.data, SENT_FILE)).record({
@@ -156,7 +157,7 @@ export function register(program: Command): void {
         }
         throw err
       } finally {
-        process.off('SIGINT', onSigint)
+        interrupt.dispose()
       }
       if (opts.json) {
         writeJson({ transferid: transfer.id, url: transfer.url, subject, recipients: opts.to, size: total, files: files.map(({ name, size, md5 }) => ({ name, size, md5 })) })

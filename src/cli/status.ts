@@ -7,6 +7,8 @@
 import cliProgress from 'cli-progress'
 import type { Command } from 'commander'
 import { loadSettings } from '../config/index.js'
+import { addSettingFlags } from './compose.js'
+import { writeJson } from './output/json.js'
 import { isLive, readStatusFile, STATUS_WRITE_INTERVAL_MS, type StatusFileContent } from '../send/status-file.js'
 import { formatBytes, renderStatusText, type SendStatusEntry } from '../send/status.js'
 
@@ -71,25 +73,26 @@ async function watch(dataDir: string): Promise<void> {
 }
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('status')
     .description('Show what the mount is sending: progress, rate, ETA, state and last error per entry')
     .option('--json', 'print the status as JSON (for scripts) and exit')
     .option('--once', 'print the status once, without live progress bars')
-    .action(async (opts: StatusOptions) => {
-      const { folders } = await loadSettings(opts)
-      const s = await readStatusFile(folders.data)
-      if (opts.json) {
-        process.stdout.write(JSON.stringify({ mounted: s !== null && isLive(s), ...(s ?? { entries: [] }) }, null, 2) + '\n')
-        return
-      }
-      const head = headline(s)
-      if (head) process.stdout.write(head + '\n')
-      if (!s) return
-      if (opts.once || !process.stdout.isTTY || head) {
-        process.stdout.write(renderStatusText(s))
-        return
-      }
-      await watch(folders.data)
-    })
+  // No connection setting: only the folders (the data folder holds the status).
+  addSettingFlags(cmd, []).action(async (opts: StatusOptions) => {
+    const { folders } = await loadSettings(opts)
+    const s = await readStatusFile(folders.data)
+    if (opts.json) {
+      writeJson({ mounted: s !== null && isLive(s), ...(s ?? { entries: [] }) })
+      return
+    }
+    const head = headline(s)
+    if (head) process.stdout.write(head + '\n')
+    if (!s) return
+    if (opts.once || !process.stdout.isTTY || head) {
+      process.stdout.write(renderStatusText(s))
+      return
+    }
+    await watch(folders.data)
+  })
 }

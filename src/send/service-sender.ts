@@ -7,6 +7,7 @@
 import type { FileHandle } from 'node:fs/promises'
 import { open } from 'node:fs/promises'
 import PQueue from 'p-queue'
+import { allOrFirstFailure } from '../api/all-or-first-failure.js'
 import { planChunks } from '../api/chunk-plan.js'
 import { ServiceError } from '../api/errors.js'
 import type { TransferClient } from '../api/client.js'
@@ -50,34 +51,20 @@ export class ServiceSender implements Sender {
     for (let i = 0; i < plan.chunks; i++) if (!req.confirmed.has(i)) pending.push(i)
     if (pending.length === 0) return
     const handle = await open(req.filePath, 'r')
-    const stop = new AbortController()
-    const signal = AbortSignal.any([req.signal, stop.signal])
     try {
-      const results = await Promise.allSettled(
-        pending.map((index) =>
-          this.chunks.add(async () => {
-            signal.throwIfAborted()
-            // Every other index counts as confirmed: this call sends exactly one chunk.
-            const others = { [Symbol.iterator]: function* () { for (let i = 0; i < plan.chunks; i++) if (i !== index) yield i } }
-            const buf = this.takeBuffer(plan.chunkSize)
-            await this.client.upload.uploadFile({
-              transferUrl: req.transferurl, transferId: req.transferid, transferKey: req.transferkey,
-              fileName: req.fileName, source: { size: req.size, read: readerOf(handle, req.fileName, buf) }, chunkSize: plan.chunkSize,
-              confirmed: others, signal,
-              onChunkConfirmed: (i) => req.onChunkConfirmed(i),
-            })
-            // Only after a clean answer: a request cut short may still hold the bytes.
-            this.giveBuffer(buf)
-          }).catch((err: unknown) => {
-            if (!stop.signal.aborted) stop.abort(err)
-            throw err
-          }),
-        ),
-      )
-      req.signal.throwIfAborted()
-      if (stop.signal.aborted) throw stop.signal.reason
-      const failed = results.find((r) => r.status === 'rejected')
-      if (failed) throw (failed as PromiseRejectedResult).reason
+      await allOrFirstFailure(this.chunks, pending.map((index) => async (signal: AbortSignal) => {
+        // Every other index counts as confirmed: this call sends exactly one chunk.
+        const others = { [Symbol.iterator]: function* () { for (let i = 0; i < plan.chunks; i++) if (i !== index) yield i } }
+        const buf = this.takeBuffer(plan.chunkSize)
+        await this.client.upload.uploadFile({
+          transferUrl: req.transferurl, transferId: req.transferid, transferKey: req.transferkey,
+          fileName: req.fileName, source: { size: req.size, read: readerOf(handle, req.fileName, buf) }, chunkSize: plan.chunkSize,
+          confirmed: others, signal,
+          onChunkConfirmed: (i) => req.onChunkConfirmed(i),
+        })
+        // Only after a clean answer: a request cut short may still hold the bytes.
+        this.giveBuffer(buf)
+      }), req.signal)
     } finally {
       await handle.close()
     }

@@ -25,6 +25,8 @@ export class StatusFiles {
   private timer: NodeJS.Timeout | null = null
   private lastJson = ''
   private lastText = ''
+  /** When status.json was last written: it is rewritten every few intervals even unchanged, so readers see the mount alive. */
+  private lastWrite: number | null = null
   private writing: Promise<void> = Promise.resolve()
 
   constructor(
@@ -70,8 +72,6 @@ export class StatusFiles {
     this.writing = next
     return next
   }
-
-  private lastWrite: number | null = null
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer)

@@ -46,11 +46,14 @@ export type Where =
   | { area: 'outbox'; p: string }
   /** Inside a sent transfer folder; `rest` is empty for the folder itself. */
   | { area: 'sent'; folder: string; rest: string[] }
+  /** A sent transfer folder's write-only `.forward`. */
+  | { area: 'forward'; folder: string }
 
 export function where(path: string): Where {
   const parts = splitPath(path)
   if (parts[0] === 'outbox') return { area: 'outbox', p: '/' + parts.slice(1).join('/') }
   if (parts.length === 1 && parts[0] === STATUS_FILE) return { area: 'status' }
+  if (parts[0] === 'sent' && parts.length === 3 && parts[2] === FORWARD_FILE) return { area: 'forward', folder: parts[1] as string }
   if (parts[0] === 'sent' && parts.length >= 2) return { area: 'sent', folder: parts[1] as string, rest: parts.slice(2) }
   return { area: 'inner' }
 }

@@ -81,12 +81,12 @@ export class SendingFileSystem implements FileSystemCore {
         const base = await this.inner.getattr('/')
         return { ...base, mode: S_IFLNK | 0o777, size: Buffer.byteLength(this.parts.statusLink), nlink: 1 }
       }
+      case 'forward': {
+        const base = await this.inner.getattr(`/sent/${w.folder}`)
+        return { ...base, mode: S_IFREG | 0o200, size: 0, nlink: 1 }
+      }
       case 'sent': {
         if (w.rest.length === 0) return this.inner.getattr(path)
-        if (w.rest.length === 1 && w.rest[0] === FORWARD_FILE) {
-          const base = await this.inner.getattr(`/sent/${w.folder}`)
-          return { ...base, mode: S_IFREG | 0o200, size: 0, nlink: 1 }
-        }
         try {
           return await this.parts.additions.getattr(await this.staged(w))
         } catch (err) {
@@ -101,6 +101,7 @@ export class SendingFileSystem implements FileSystemCore {
   async readdir(path: string): Promise<string[]> {
     const w = where(path)
     if (w.area === 'outbox') return this.parts.outbox.readdir(w.p)
+    if (w.area === 'forward') throw new FsError('ENOTDIR')
     if (w.area !== 'sent') return this.inner.readdir(path)
     const remote = await this.inner.readdir(path).catch((err: unknown) => {
       if (isNotFound(err)) return null
@@ -162,9 +163,8 @@ export class SendingFileSystem implements FileSystemCore {
   /** Served from local staging (the outbox, or a file being added to a sent transfer)? */
   private async isLocal(path: string): Promise<boolean> {
     const w = where(path)
-    if (w.area === 'outbox') return true
+    if (w.area === 'outbox' || w.area === 'forward') return true
     if (w.area !== 'sent' || w.rest.length === 0) return false
-    if (w.rest.length === 1 && w.rest[0] === FORWARD_FILE) return true
     return this.isStaged(await this.staged(w))
   }
 
@@ -174,11 +174,11 @@ export class SendingFileSystem implements FileSystemCore {
     const w = where(path)
     const writing = (flags & O_ACCMODE) !== O_RDONLY
     if (w.area === 'outbox') return this.handles.add({ kind: 'outbox', fh: await this.parts.outbox.open(w.p, flags) })
+    if (w.area === 'forward') {
+      if (!writing) throw new FsError('EACCES', '.forward is write-only')
+      return this.handles.add({ kind: 'forward', transferid: await this.transferIdOf(w.folder), written: Buffer.alloc(0), done: 0 })
+    }
     if (w.area === 'sent' && w.rest.length > 0) {
-      if (w.rest.length === 1 && w.rest[0] === FORWARD_FILE) {
-        if (!writing) throw new FsError('EACCES', '.forward is write-only')
-        return this.handles.add({ kind: 'forward', transferid: await this.transferIdOf(w.folder), written: Buffer.alloc(0), done: 0 })
-      }
       const p = await this.staged(w)
       if (await this.isStaged(p)) return this.handles.add({ kind: 'additions', fh: await this.parts.additions.open(p, flags) })
       if (writing) {
@@ -194,7 +194,7 @@ export class SendingFileSystem implements FileSystemCore {
   async create(path: string, mode: number): Promise<number> {
     const w = where(path)
     if (w.area === 'outbox') return this.handles.add({ kind: 'outbox', fh: await this.parts.outbox.create(w.p, mode) })
-    if (w.area === 'sent' && w.rest.length > 0 && !(w.rest.length === 1 && w.rest[0] === FORWARD_FILE)) {
+    if (w.area === 'sent' && w.rest.length > 0) {
       const p = await this.staged(w)
       await this.stageParents(p)
       return this.handles.add({ kind: 'additions', fh: await this.parts.additions.create(p, mode) })
@@ -279,9 +279,8 @@ export class SendingFileSystem implements FileSystemCore {
   }
 
   truncate(path: string, size: number): Promise<void> {
-    const w = where(path)
     // `echo a@b.c > .forward` truncates first: nothing to cut.
-    if (w.area === 'sent' && w.rest.length === 1 && w.rest[0] === FORWARD_FILE) return Promise.resolve()
+    if (where(path).area === 'forward') return Promise.resolve()
     return this.local(path, (t, p) => t.truncate(p, size), () => this.inner.truncate(path, size))
   }
 

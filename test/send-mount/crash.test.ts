@@ -33,6 +33,15 @@ async function killAndRemount(): Promise<void> {
   world.pid = await mount(world.account)
 }
 
+/** Copies `data` into the recipient folder as `name` with the next `route` call stalled (never answered), and waits until that call is made. */
+async function copyWithStalled(route: 'savefile' | 'complete', name: string, data: Buffer): Promise<void> {
+  await world.service.controls.resetCounters()
+  await world.service.controls.fault({ route, kind: 'stall', count: 1 })
+  await fsp.writeFile(path.join(world.src, name), data)
+  expect((await run('cp', [path.join(world.src, name), inFolder(name)])).code).toBe(0)
+  expect(await waitFor(async () => ((await world.service.controls.counters()).routes[route] ?? 0) >= 1, 20_000)).toBe(true)
+}
+
 async function journals(): Promise<JournalRecord[]> {
   const dir = path.join(world.account.home, 'data', 'journal')
   const out: JournalRecord[] = []
@@ -81,11 +90,7 @@ describe('SIGKILL of the mount in the middle of a send', () => {
 
   it('after initialize (its one chunk stalled): resumed into the same transfer', async () => {
     const data = bytes(2_000_000, 12)
-    await world.service.controls.resetCounters()
-    await world.service.controls.fault({ route: 'savefile', kind: 'stall', count: 1 })
-    await fsp.writeFile(path.join(world.src, 'init.bin'), data)
-    expect((await run('cp', [path.join(world.src, 'init.bin'), inFolder('init.bin')])).code).toBe(0)
-    expect(await waitFor(async () => ((await world.service.controls.counters()).routes.savefile ?? 0) >= 1, 20_000)).toBe(true)
+    await copyWithStalled('savefile', 'init.bin', data)
     expect((await journals()).some((j) => j.subject === 'init.bin' && j.transfer !== null)).toBe(true)
     await killAndRemount()
     expect(await outboxDrained(world.account)).toBe(true)
@@ -95,10 +100,7 @@ describe('SIGKILL of the mount in the middle of a send', () => {
 
   it('between chunks: only the chunk not confirmed is sent again', async () => {
     const data = bytes(2 * CHUNK + 1_000_000, 13)
-    await world.service.controls.resetCounters()
-    await world.service.controls.fault({ route: 'savefile', kind: 'stall', count: 1 })
-    await fsp.writeFile(path.join(world.src, 'chunks.bin'), data)
-    expect((await run('cp', [path.join(world.src, 'chunks.bin'), inFolder('chunks.bin')])).code).toBe(0)
+    await copyWithStalled('savefile', 'chunks.bin', data)
     expect(await waitFor(async () => {
       const j = (await journals()).find((x) => x.subject === 'chunks.bin')
       return (j?.confirmed['chunks.bin']?.length ?? 0) === 2
@@ -114,11 +116,7 @@ describe('SIGKILL of the mount in the middle of a send', () => {
 
   it('before Complete answered (Complete stalled): completed once after the restart', async () => {
     const data = bytes(1_000_000, 14)
-    await world.service.controls.resetCounters()
-    await world.service.controls.fault({ route: 'complete', kind: 'stall', count: 1 })
-    await fsp.writeFile(path.join(world.src, 'complete.bin'), data)
-    expect((await run('cp', [path.join(world.src, 'complete.bin'), inFolder('complete.bin')])).code).toBe(0)
-    expect(await waitFor(async () => ((await world.service.controls.counters()).routes.complete ?? 0) >= 1, 20_000)).toBe(true)
+    await copyWithStalled('complete', 'complete.bin', data)
     await killAndRemount()
     expect(await outboxDrained(world.account)).toBe(true)
     await sentOnce('complete.bin', data)

@@ -43,3 +43,18 @@ export async function withClient<T>(opts: Record<string, unknown>, session: bool
 export function terminalWidth(): number | undefined {
   return process.stdout.isTTY ? process.stdout.columns : undefined
 }
+
+/** A signal Ctrl-C aborts (with an AbortError: exit code 130, "interrupted"); dispose() stops listening. */
+export function ctrlC(): { signal: AbortSignal; dispose(): void } {
+  const c = new AbortController()
+  const onSigint = (): void => c.abort(Object.assign(new Error('interrupted'), { name: 'AbortError' }))
+  process.once('SIGINT', onSigint)
+  return { signal: c.signal, dispose: () => process.off('SIGINT', onSigint) }
+}
+
+/** Standard input as one value (a password, a key), without its final newline. */
+export async function readStdinValue(): Promise<string> {
+  const parts: Buffer[] = []
+  for await (const piece of process.stdin) parts.push(Buffer.isBuffer(piece) ? piece : Buffer.from(piece as string))
+  return Buffer.concat(parts).toString('utf8').replace(/\r?\n$/, '')
+}
