@@ -1,10 +1,11 @@
 // One JSON operation on {base_url}: x-api-key always, the logintoken when given, the
 // body as JSON, the envelope parsed, and the retry policy applied.
 import { parseEnvelope } from './envelope.js'
+import { isUnreachable } from './failure.js'
 import type { Transport } from './http.js'
 import type { RetryOptions } from './options.js'
 import { buildQuery, HEADER } from './protocol.js'
-import { apiClassifier, withRetry } from './retry.js'
+import { withRetry } from './retry.js'
 
 export type QueryParams = Record<string, string | number | boolean | readonly string[] | undefined | null>
 
@@ -41,10 +42,13 @@ export class ApiCaller {
     }
     return withRetry(
       async () => {
-        const res = await this.transport.requestText({ url, method: c.method, headers, body, signal: c.signal })
+        const res = await this.transport.requestText({ url, method: c.method, headers, body, signal: c.signal }).catch((err: unknown) => {
+          // Offline, a listing or a command fails at once instead of waiting out its retries.
+          throw this.transport.connectivity.online || !isUnreachable(err) ? err : this.transport.connectivity.offlineError()
+        })
         return parseEnvelope<T>(c.operation, res.status, res.headers, res.text)
       },
-      { policy: this.retry, classify: apiClassifier(c.idempotent), signal: c.signal },
+      { kind: c.idempotent ? 'query' : 'create', policy: this.retry, signal: c.signal },
     )
   }
 
@@ -55,3 +59,4 @@ export class ApiCaller {
     return data
   }
 }
+

@@ -2,6 +2,7 @@
 // the transport, the session and the operations, configured by one options object
 // (defaults in options.ts).
 import { ApiCaller } from './api-call.js'
+import type { Connectivity } from './connectivity.js'
 import { Session } from './auth.js'
 import { DownloadApi } from './download.js'
 import { downloadFile } from './download-file.js'
@@ -24,12 +25,17 @@ export class TransferClient {
   constructor(input: ClientOptionsInput) {
     this.options = resolveOptions(input)
     const o = this.options
-    this.transport = new Transport(o.timeouts, o.ca, o.connectionsPerOrigin)
+    this.transport = new Transport(o.timeouts, o.ca, o.connectionsPerOrigin, o.offline)
     const api = new ApiCaller(this.transport, o.apiUrl, o.apiKey, o.retry)
     this.auth = new Session(api, new TokenStore(o.tokenFile))
     this.transfers = new TransferApi(api, this.auth)
     this.download = new DownloadApi(this.transport, o.apiKey, o.retry, o.download)
     this.upload = new UploadApi(this.transport, o.retry, o.upload)
+  }
+
+  /** Whether the service can be reached at all (learnt from every request). */
+  get connectivity(): Connectivity {
+    return this.transport.connectivity
   }
 
   /** A whole file to disk in verified chunks (see download-file.ts). */

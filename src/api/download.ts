@@ -9,7 +9,8 @@ import type { HttpResponse, Transport } from './http.js'
 import { md5Hex } from './md5.js'
 import type { DownloadOptions, RetryOptions } from './options.js'
 import { buildQuery, FILE_SERVER_PATH, HEADER, RANGE_HASH_QUERY, STATUS } from './protocol.js'
-import { apiClassifier, backoffDelay, downloadClassifier, sleep, withRetry } from './retry.js'
+import { classify } from './failure.js'
+import { backoffDelay, sleep, withRetry } from './retry.js'
 
 export interface SignalOption {
   signal?: AbortSignal
@@ -92,8 +93,8 @@ export class DownloadApi {
   fetchRange(downloadUrl: string, start: number, end: number, options: SignalOption = {}): Promise<Buffer> {
     checkRange(start, end)
     return withRetry(() => this.fetchRangeOnce(downloadUrl, start, end, options.signal), {
+      kind: 'download',
       policy: this.policy,
-      classify: downloadClassifier,
       signal: options.signal,
     })
   }
@@ -123,7 +124,7 @@ export class DownloadApi {
         }
       }
       return data
-    }, { policy: this.policy, classify: downloadClassifier, signal })
+    }, { kind: 'download', policy: this.policy, signal })
   }
 
   /** One try of fetchRange, no retry (the read path's own fetch-and-verify loop uses it). */
@@ -176,7 +177,7 @@ export class DownloadApi {
         return length
       }
       throw statusError('download', url, res.status, res.headers, await drainErrorBody(res))
-    }, { policy: this.policy, classify: downloadClassifier, signal: options.signal })
+    }, { kind: 'download', policy: this.policy, signal: options.signal })
   }
 
   /**
@@ -199,47 +200,82 @@ export class DownloadApi {
     return this.streamFile(compressedFileUrl, options)
   }
 
+  /**
+   * One try of bytes [start, end) as pieces in order, as they arrive (the read path's own
+   * fetch-and-verify loop retries). A body that ends early throws NetworkError SHORT_BODY.
+   */
+  async *streamRangeOnce(downloadUrl: string, start: number, end: number, signal?: AbortSignal): AsyncGenerator<Buffer> {
+    checkRange(start, end)
+    const url = new URL(downloadUrl)
+    let position = start
+    for await (const part of this.openStream(url, start, end, signal)) {
+      position += part.length
+      yield part
+    }
+    if (position < end) throw new NetworkError(`${redactUrl(url)} ended the body early`, 'SHORT_BODY')
+  }
+
+  /**
+   * One request for [start, end) (or the whole body when `end` is null and start is 0),
+   * its pieces cut to the range; `onLength` learns the body's length when it was unknown.
+   */
+  private async *openStream(url: URL, start: number, end: number | null, signal?: AbortSignal, onLength?: (n: number) => void): AsyncGenerator<Buffer> {
+    const ranged = end !== null
+    const req = { url, method: 'GET' as const, headers: this.headers(ranged ? { start, end } : undefined), signal }
+    try {
+      const res = await this.transport.request(req)
+      const expected = ranged ? STATUS.partialContent : STATUS.ok
+      if (res.status !== expected) throw statusError('download', url, res.status, res.headers, await drainErrorBody(res))
+      if (ranged) checkContentRange(res, url, start, end)
+      else {
+        const length = Number(headerValue(res.headers, 'content-length') ?? NaN)
+        if (Number.isFinite(length)) onLength?.(length)
+      }
+      let position = start
+      try {
+        for await (const piece of res.body as AsyncIterable<Buffer>) {
+          const room = end === null ? piece.length : end - position
+          const part = piece.length > room ? piece.subarray(0, room) : piece
+          if (part.length) {
+            position += part.length
+            yield part
+          }
+          if (end !== null && position >= end) break
+        }
+      } finally {
+        res.body.destroy()
+      }
+    } catch (caught) {
+      throw asKnownError(caught, req)
+    }
+  }
+
   private async *resumableStream(url: URL, start: number, knownEnd: number | null, signal?: AbortSignal): AsyncGenerator<Buffer> {
     let end = knownEnd
     let position = start
     let failures = 0
-    const deadline = Date.now() + this.policy.deadlineMs
+    let deadline = Date.now() + this.policy.deadlineMs
     if (end === 0) return
     while (end === null || position < end) {
-      const ranged = end !== null && !(position === 0 && knownEnd === null)
-      const req = { url, method: 'GET' as const, headers: this.headers(ranged ? { start: position, end: end! } : undefined), signal }
+      const before = position
       try {
-        const res = await this.transport.request(req)
-        const expected = ranged ? STATUS.partialContent : STATUS.ok
-        if (res.status !== expected) {
-          throw statusError('download', url, res.status, res.headers, await drainErrorBody(res))
-        }
-        if (ranged) checkContentRange(res, url, position, end!)
-        if (end === null) {
-          const length = Number(headerValue(res.headers, 'content-length') ?? NaN)
-          // Without a length a broken stream could not be resumed with a `bytes=a-b` range.
-          if (Number.isFinite(length)) end = length
-        }
-        try {
-          for await (const piece of res.body as AsyncIterable<Buffer>) {
-            const room = end === null ? piece.length : end - position
-            const part = piece.length > room ? piece.subarray(0, room) : piece
-            if (part.length) {
-              position += part.length
-              yield part
-            }
-            if (end !== null && position >= end) break
-          }
-        } finally {
-          res.body.destroy()
+        // Without a length a broken whole-body stream could not be resumed with a `bytes=a-b` range.
+        const whole = position === 0 && knownEnd === null
+        for await (const part of this.openStream(url, position, whole ? null : end, signal, (n) => { end = n })) {
+          position += part.length
+          yield part
         }
         if (end === null) return
         if (position < end) throw new NetworkError(`${redactUrl(url)} ended the body early`, 'SHORT_BODY')
-      } catch (caught) {
-        const err = asKnownError(caught, req)
+      } catch (err) {
         if (signal?.aborted) throw signal.reason ?? err
+        // Bytes arrived: this is a new run of failures, with its own backoff and deadline.
+        if (position > before) {
+          failures = 0
+          deadline = Date.now() + this.policy.deadlineMs
+        }
         failures++
-        const verdict = downloadClassifier(err)
+        const verdict = classify('download', err)
         const resumable = end !== null || position === 0
         if (!verdict.retry || !resumable || failures >= this.policy.maxTries) throw err
         const waitMs = verdict.waitMs ?? backoffDelay(failures - 1, this.policy)
@@ -249,8 +285,13 @@ export class DownloadApi {
     }
   }
 
-  /** Lowercase hex MD5 of bytes [position, position + length), from the download URL's file server. */
-  rangeHash(request: RangeHashRequest): Promise<string> {
+  /** Lowercase hex MD5 of bytes [position, position + length), from the download URL's file server, under the retry policy. */
+  rangeHash(request: RangeHashRequest, policy: RetryOptions = this.policy): Promise<string> {
+    return withRetry(() => this.rangeHashOnce(request), { kind: 'hash', policy, signal: request.signal })
+  }
+
+  /** One try of rangeHash; an answer that holds no MD5 (damaged on the way) is an IntegrityError, asked again by the policy. */
+  async rangeHashOnce(request: RangeHashRequest): Promise<string> {
     const base = new URL(request.downloadUrl)
     const url = new URL(
       `${base.origin}${FILE_SERVER_PATH.rangeHash}${buildQuery({
@@ -260,21 +301,13 @@ export class DownloadApi {
         [RANGE_HASH_QUERY.length]: request.length,
       })}`,
     )
-    return withRetry(
-      async () => {
-        const res = await this.transport.requestText({ url, method: 'GET', headers: this.headers(), signal: request.signal })
-        if (res.status !== STATUS.ok) throw statusError('range hash', url, res.status, res.headers, res.text)
-        const hex = parseRangeHash(res.text)
-        if (hex === null) throw new IntegrityError(`range hash ${redactUrl(url)}: the answer holds no MD5`, 'a 32-digit hex MD5', res.text.slice(0, 64))
-        return hex
-      },
-      { policy: this.policy, classify: rangeHashClassifier, signal: request.signal },
-    )
+    const res = await this.transport.requestText({ url, method: 'GET', headers: this.headers(), signal: request.signal })
+    if (res.status !== STATUS.ok) throw statusError('range hash', url, res.status, res.headers, res.text)
+    const hex = parseRangeHash(res.text)
+    if (hex === null) throw new IntegrityError(`range hash ${redactUrl(url)}: the answer holds no MD5`, 'a 32-digit hex MD5', res.text.slice(0, 64))
+    return hex
   }
 }
-
-/** A range hash is a read: retried like one, and an unreadable answer (damaged on the way) is asked again. */
-const rangeHashClassifier = (err: unknown) => (err instanceof IntegrityError ? { retry: true } : apiClassifier(true)(err))
 
 function checkRange(start: number, end: number): void {
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end <= start) {

@@ -4,8 +4,9 @@
 // HTTP statuses are returned as they are, for the layers above to judge.
 import { Pool } from 'undici'
 import type { Dispatcher } from 'undici'
+import { Connectivity } from './connectivity.js'
 import { NetworkError } from './errors.js'
-import type { TimeoutOptions } from './options.js'
+import type { OfflineOptions, TimeoutOptions } from './options.js'
 
 export type HttpMethod = 'GET' | 'POST'
 
@@ -23,15 +24,6 @@ export interface HttpResponse {
   body: Dispatcher.ResponseData['body']
 }
 
-/** Error codes that mean the request never left this machine, so repeating it cannot duplicate anything. */
-const NOT_SENT_CODES = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT',
-])
-
-export function isNotSentError(err: unknown): boolean {
-  return err instanceof NetworkError && err.code !== null && NOT_SENT_CODES.has(err.code)
-}
-
 /** A URL fit for a message: no query string, because queries carry transfer keys and tokens. */
 export function redactUrl(url: URL | string): string {
   const u = typeof url === 'string' ? new URL(url) : url
@@ -41,12 +33,20 @@ export function redactUrl(url: URL | string): string {
 export class Transport {
   private readonly pools = new Map<string, Pool>()
   private closed = false
+  /** Whether the service answers at all, learnt from every request made here. */
+  readonly connectivity: Connectivity
 
   constructor(
     private readonly timeouts: TimeoutOptions,
     private readonly ca: string | Buffer | undefined,
     private readonly connectionsPerOrigin: number,
-  ) {}
+    offline: OfflineOptions,
+  ) {
+    this.connectivity = new Connectivity(offline, async (origin) => {
+      const res = await this.request({ url: new URL(`${origin}/`), method: 'GET' })
+      res.body.destroy()
+    })
+  }
 
   private pool(origin: string): Pool {
     let pool = this.pools.get(origin)
@@ -83,9 +83,12 @@ export class Transport {
       // its end, which is how unwanted bodies are dropped here: without a listener that
       // would crash the process. Readers still see errors through iteration and text().
       res.body.on('error', () => {})
+      this.connectivity.answered()
       return { status: res.statusCode, headers: res.headers, body: res.body }
     } catch (err) {
-      throw toNetworkError(err, req)
+      const known = toNetworkError(err, req)
+      this.connectivity.failed(url.origin, known)
+      throw known
     }
   }
 
@@ -102,6 +105,7 @@ export class Transport {
 
   async close(): Promise<void> {
     this.closed = true
+    this.connectivity.close()
     const pools = [...this.pools.values()]
     this.pools.clear()
     await Promise.all(pools.map((p) => p.close().catch(() => p.destroy())))

@@ -9,6 +9,15 @@ export interface TimeoutOptions {
   bodyIdleMs: number
 }
 
+export interface OfflineOptions {
+  /** Connections that could not be made, in a row, before the client counts as offline. */
+  afterFailures: number
+  /** ms: first wait between probes while offline; doubles each probe. */
+  probeBaseDelayMs: number
+  /** ms: the longest wait between two probes. */
+  probeMaxDelayMs: number
+}
+
 export interface RetryOptions {
   /** Tries of one request, the first included. */
   maxTries: number
@@ -39,6 +48,8 @@ export interface DownloadOptions {
 }
 
 export interface ClientOptions {
+  /** When the client counts the service as unreachable, and how it finds it again. */
+  offline: OfflineOptions
   /** {base_url}, e.g. https://127.0.0.1:8443/api */
   apiUrl: string
   /** Value of x-api-key. */
@@ -61,11 +72,23 @@ export const DEFAULT_TIMEOUTS: TimeoutOptions = {
   bodyIdleMs: 30_000,
 }
 
+// Ten tries with the steps capped at 5 s ride out a service that is busy for ~20 s (six
+// 503s in a row take ~11 s at most), well inside the mount's 15 s metadata deadline for
+// the usual bursts, while a command gives up on a dead service in under a minute.
 export const DEFAULT_RETRY: RetryOptions = {
-  maxTries: 6,
+  maxTries: 10,
   baseDelayMs: 200,
-  maxDelayMs: 10_000,
+  maxDelayMs: 5_000,
   deadlineMs: 120_000,
+}
+
+// Three refused connections in a row are no accident; probing every 0.5 s at first and
+// at most every 5 s then notices a service that is back within seconds, at the cost of one
+// connection attempt per probe.
+export const DEFAULT_OFFLINE: OfflineOptions = {
+  afterFailures: 3,
+  probeBaseDelayMs: 500,
+  probeMaxDelayMs: 5_000,
 }
 
 export const DEFAULT_UPLOAD: UploadOptions = {
@@ -86,6 +109,7 @@ export type ClientOptionsInput = Pick<ClientOptions, 'apiUrl' | 'apiKey'> &
   Partial<Pick<ClientOptions, 'ca' | 'tokenFile' | 'connectionsPerOrigin'>> & {
     timeouts?: Partial<TimeoutOptions>
     retry?: Partial<RetryOptions>
+    offline?: Partial<OfflineOptions>
     upload?: Partial<UploadOptions>
     download?: Partial<DownloadOptions>
   }
@@ -99,6 +123,7 @@ export function resolveOptions(input: ClientOptionsInput): ClientOptions {
     connectionsPerOrigin: input.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN,
     timeouts: { ...DEFAULT_TIMEOUTS, ...input.timeouts },
     retry: { ...DEFAULT_RETRY, ...input.retry },
+    offline: { ...DEFAULT_OFFLINE, ...input.offline },
     upload: { ...DEFAULT_UPLOAD, ...input.upload },
     download: { ...DEFAULT_DOWNLOAD, ...input.download },
   }

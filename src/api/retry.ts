@@ -1,20 +1,9 @@
-// The one retry policy: exponential backoff with jitter, bounded tries and an overall
-// deadline, Retry-After honoured. What is worth retrying depends on the kind of call
-// (classifiers below); how long to wait does not. The schedule is pure so it can be
-// tested without waiting.
-import { IntegrityError, NetworkError, ServiceError } from './errors.js'
-import { isNotSentError } from './http.js'
-import { STATUS } from './protocol.js'
+// The one backoff and the one retry loop: exponential, capped, with jitter, Retry-After
+// honoured, bounded by tries and by a deadline. What is worth retrying is the classifier's
+// word (failure.ts); how long to wait is decided here for every caller. The schedule is
+// pure so it can be tested without waiting.
+import { classify, type CallKind } from './failure.js'
 import type { RetryOptions } from './options.js'
-
-/** What a classifier says about one failure. */
-export interface RetryVerdict {
-  retry: boolean
-  /** Milliseconds the service asked us to wait (Retry-After), overriding the backoff. */
-  waitMs?: number
-}
-
-export type RetryClassifier = (err: unknown) => RetryVerdict
 
 /**
  * Backoff before retry number `retryIndex` (0 = before the second try): "equal jitter",
@@ -52,83 +41,60 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   })
 }
 
+/** What the loop tells its caller about a failure it will retry (logging, counters, status); never given secrets. */
+export interface RetryEvent {
+  /** 0 for the first retry of a run of failures. */
+  attempt: number
+  waitMs: number
+  error: unknown
+}
+
 export interface RunOptions {
+  /** The kind of call, for the classifier. */
+  kind: CallKind
   policy: RetryOptions
-  classify: RetryClassifier
   signal?: AbortSignal
-  /** Called before each wait (logging, counters); never given secrets. */
-  onRetry?: (info: { attempt: number; waitMs: number; error: unknown }) => void
+  /**
+   * The deadline as a time stamp, when it moves (a read path that extends it while someone
+   * still waits); default: `policy.deadlineMs` from the start.
+   */
+  deadline?: () => number
+  /**
+   * Work done so far (bytes, pieces): when it grew since the last failure, the run of
+   * failures starts over (the backoff from its first step, the deadline from now).
+   */
+  progress?: () => number
+  /** Called before each wait. */
+  onRetry?: (event: RetryEvent) => void
   random?: () => number
 }
 
 /** Run `op` until it succeeds, the classifier says stop, the tries run out or the deadline passes. */
 export async function withRetry<T>(op: (attempt: number) => Promise<T>, run: RunOptions): Promise<T> {
-  const { policy, classify, signal } = run
-  const deadline = Date.now() + policy.deadlineMs
+  const { policy, signal } = run
+  let deadline = Date.now() + policy.deadlineMs
+  const deadlineNow = () => run.deadline?.() ?? deadline
+  let failures = 0
+  let done = run.progress?.() ?? 0
   for (let attempt = 0; ; attempt++) {
     try {
       return await op(attempt)
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err
-      const verdict = classify(err)
-      if (!verdict.retry || attempt + 1 >= policy.maxTries) throw err
-      const waitMs = verdict.waitMs ?? backoffDelay(attempt, policy, run.random)
-      if (Date.now() + waitMs > deadline) throw err
-      run.onRetry?.({ attempt, waitMs, error: err })
+      const verdict = classify(run.kind, err)
+      if (!verdict.retry) throw err
+      const now = run.progress?.() ?? 0
+      if (now > done) {
+        done = now
+        failures = 0
+        deadline = Date.now() + policy.deadlineMs
+      }
+      if (failures + 1 >= policy.maxTries) throw err
+      const waitMs = verdict.waitMs ?? backoffDelay(failures, policy, run.random)
+      if (Date.now() + waitMs > deadlineNow()) throw err
+      run.onRetry?.({ attempt: failures, waitMs, error: err })
+      failures++
       await sleep(waitMs, signal)
     }
   }
-}
-
-function retryAfterMs(err: ServiceError): number | undefined {
-  return err.retryAfter === null ? undefined : err.retryAfter * 1000
-}
-
-/**
- * JSON operations on {base_url} and range hashes. An idempotent call is retried on
- * network errors, 429 and 5xx; a call that could create something twice
- * (initialize, forward, refresh, login) only when the service surely did nothing:
- * 429 / 503, or a connection that never opened.
- */
-export function apiClassifier(idempotent: boolean): RetryClassifier {
-  return (err) => {
-    if (err instanceof ServiceError) {
-      if (err.httpStatus === STATUS.tooManyRequests || err.httpStatus === STATUS.serviceUnavailable) {
-        return { retry: true, waitMs: retryAfterMs(err) }
-      }
-      if (idempotent && err.httpStatus >= 500) return { retry: true }
-      return { retry: false }
-    }
-    if (err instanceof NetworkError) return { retry: idempotent || isNotSentError(err) }
-    return { retry: false }
-  }
-}
-
-/**
- * Upload chunks: re-sending an index replaces it, so every transient failure is safe
- * to retry: network errors, 406 (overload), 449 (md5 mismatch), 429 and 5xx.
- */
-export const uploadClassifier: RetryClassifier = (err) => {
-  if (err instanceof ServiceError) {
-    const s = err.httpStatus
-    if (s === STATUS.tooManyRequests) return { retry: true, waitMs: retryAfterMs(err) }
-    return { retry: s === STATUS.uploadRetry || s === STATUS.uploadMd5Mismatch || s >= 500 }
-  }
-  return { retry: err instanceof NetworkError }
-}
-
-/**
- * Downloads: the interface says any status but 200/206 is retried with backoff. Three
- * are definitive per decisions.md and retrying them only delays the answer: 401 (a
- * protected transfer without a valid token), 404 (expired or unknown) and 416 (a range
- * outside the file, our own mistake). A short body or a hash mismatch is retried too.
- */
-export const downloadClassifier: RetryClassifier = (err) => {
-  if (err instanceof ServiceError) {
-    const s = err.httpStatus
-    if (s === STATUS.unauthorized || s === STATUS.notFound || s === STATUS.rangeNotSatisfiable) return { retry: false }
-    if (s === STATUS.tooManyRequests) return { retry: true, waitMs: retryAfterMs(err) }
-    return { retry: true }
-  }
-  return { retry: err instanceof NetworkError || err instanceof IntegrityError }
 }

@@ -11,7 +11,7 @@ import type { Transport } from './http.js'
 import { md5Base64 } from './md5.js'
 import type { RetryOptions, UploadOptions } from './options.js'
 import { buildQuery, HEADER, STATUS, UPLOAD_QUERY } from './protocol.js'
-import { uploadClassifier, withRetry } from './retry.js'
+import { withRetry } from './retry.js'
 
 /** Bytes [start, end) of the file being sent. */
 export type ChunkReader = (start: number, end: number) => Promise<Buffer>
@@ -148,7 +148,7 @@ export class UploadApi {
         })
         if (res.status !== STATUS.ok) throw statusError(`upload of chunk ${index} of ${req.fileName}`, url, res.status, res.headers, res.text)
       },
-      { policy: this.policy, classify: uploadClassifier, signal },
+      { kind: 'upload', policy: this.policy, signal },
     )
   }
 }

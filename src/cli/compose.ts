@@ -9,6 +9,7 @@ import { TransferClient } from '../api/client.js'
 import { NotSignedInError } from '../api/errors.js'
 import type { ClientOptionsInput } from '../api/options.js'
 import { FOLDER_FLAGS } from '../config/paths.js'
+import { silentLogger, type Logger } from '../fuse/log.js'
 import { flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings } from '../config/index.js'
 import { ReadPath } from '../read/content.js'
 import type { ReadOptions } from '../read/options.js'
@@ -23,6 +24,8 @@ import { ServiceCatalog } from '../vfs/service-catalog.js'
 
 /** The settings that reach the service; login and logout take only these. */
 export const CONNECTION_KEYS: readonly SettingKey[] = ['apiUrl', 'apiKey', 'ca']
+/** ms: how much sooner than the mount's read deadline the read path stops retrying. */
+const READ_ANSWER_MARGIN_MS = 500
 /** Folder of the read path's disk cache, inside the user cache folder. */
 export const CHUNK_CACHE_DIR = 'chunks'
 /** The background mount's log, inside the user data folder. */
@@ -101,6 +104,9 @@ export async function createClient(loaded: LoadedSettings, extra: Partial<Client
 export function readOptionsOf(loaded: LoadedSettings): Partial<ReadOptions> {
   const s = loaded.settings
   return {
+    // The read path retries until the mount's read deadline, less a margin so that the
+    // read answers with its own reason before the FUSE adapter's deadline answers EIO.
+    deadlineMs: Math.max(1000, s.readTimeoutMs - READ_ANSWER_MARGIN_MS),
     chunkSize: s.chunkSize,
     memoryCacheSize: s.memoryCacheBytes,
     diskCacheSize: s.diskCacheBytes,
@@ -141,9 +147,8 @@ class MountedFileSystem extends TransferFileSystem {
 export const NOT_SIGNED_IN = 'not signed in: run `transferfs login --email <address>` first'
 
 /** Everything the mount serves, built from the settings; the session must exist already. */
-export async function composeMount(loaded: LoadedSettings): Promise<ComposedMount> {
-  // One try per download request: the read path retries, verifies and gives up in bounded time itself.
-  const client = await createClient(loaded, { download: { maxTries: 1 } })
+export async function composeMount(loaded: LoadedSettings, log: Logger = silentLogger): Promise<ComposedMount> {
+  const client = await createClient(loaded)
   if (!(await client.auth.isSignedIn())) {
     await client.close()
     throw new NotSignedInError(NOT_SIGNED_IN)
@@ -151,7 +156,7 @@ export async function composeMount(loaded: LoadedSettings): Promise<ComposedMoun
   const sentLog = new FileSentLog(path.join(loaded.folders.data, SENT_FILE))
   // A fresh log object per listing: another process (the sender) may have appended since.
   const catalog = new ServiceCatalog(client, { list: () => new FileSentLog(sentLog.file).list() })
-  const content = await ReadPath.create(new ServiceRangeSource(client), readOptionsOf(loaded))
+  const content = await ReadPath.create(new ServiceRangeSource(client), readOptionsOf(loaded), log)
   const tree = new MountedFileSystem({ catalog, content, settings: { listingTtlMs: loaded.settings.listingTtlMs } }, { content, client })
   const sending = await openSending({
     client, dataDir: loaded.folders.data, options: sendOptionsOf(loaded),

@@ -21,15 +21,16 @@ const READY_TIMEOUT_MS = 60_000
 export async function mountForeground(dir: string, opts: MountOptions): Promise<void> {
   let settings
   let composed
+  let log
   try {
     settings = await loadSettings(opts)
-    composed = await composeMount(settings)
+    log = stderrLogger(settings.settings.logLevel)
+    composed = await composeMount(settings, log)
   } catch (err) {
     // The background parent is waiting for a word; give it the reason.
     await reportFailure(err)
     throw err
   }
-  const log = stderrLogger(settings.settings.logLevel)
   if (composed.content.diskCacheError) log.warn(`disk cache unavailable, reading through memory only: ${(composed.content.diskCacheError as Error).message}`)
   await runMount(composed.core, dir, settings.settings, {
     log,

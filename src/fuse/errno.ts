@@ -1,13 +1,13 @@
 // The one place where errors become errno. The core throws FsError (a POSIX code it
 // chose) or the client's errors; everything else is a bug and answers EIO.
-import { IntegrityError, NetworkError, ServiceError, UnsupportedError } from '../api/errors.js'
+import { ERROR_CODE, errorCodeOf, NetworkError, ServiceError } from '../api/errors.js'
 import { FsError, type FsErrorCode } from '../vfs/core.js'
 
 /** Linux errno values (positive); the adapter answers their negation. */
 export const ERRNO = {
   EPERM: 1, ENOENT: 2, EIO: 5, EBADF: 9, EAGAIN: 11, EACCES: 13, EBUSY: 16, EEXIST: 17, EXDEV: 18,
   ENOTDIR: 20, EISDIR: 21, EINVAL: 22, EFBIG: 27, ENOSPC: 28, EROFS: 30, ERANGE: 34, ENAMETOOLONG: 36,
-  ENOSYS: 38, ENOTEMPTY: 39, ENODATA: 61, EOPNOTSUPP: 95, ESHUTDOWN: 108, ETIMEDOUT: 110,
+  ENOSYS: 38, ENOTEMPTY: 39, ENODATA: 61, EOPNOTSUPP: 95, ESHUTDOWN: 108, ETIMEDOUT: 110, EHOSTDOWN: 112,
 } as const satisfies Record<string, number>
 
 export type ErrnoName = keyof typeof ERRNO
@@ -42,22 +42,30 @@ function serviceErrno(err: ServiceError): number {
   }
 }
 
-/** Positive errno for any thrown value. */
+/**
+ * Positive errno for any thrown value, chosen from its code. Offline answers "Host is
+ * down" so that a user tells "the service cannot be reached, try later" from a damaged or
+ * missing file; faults that outlasted the deadline and bytes that never verified are EIO.
+ */
 export function errnoOf(err: unknown): number {
   if (err instanceof FsError) return FS_CODES[err.code] ?? ERRNO.EIO
-  if (err instanceof ServiceError) return serviceErrno(err)
-  if (err instanceof NetworkError) return ERRNO.EIO
-  if (err instanceof IntegrityError) return ERRNO.EIO
-  if (err instanceof UnsupportedError) return ERRNO.EOPNOTSUPP
-  return ERRNO.EIO
+  switch (errorCodeOf(err)) {
+    case ERROR_CODE.service:
+      return serviceErrno(err as ServiceError)
+    case ERROR_CODE.offline:
+      return ERRNO.EHOSTDOWN
+    case ERROR_CODE.unsupported:
+      return ERRNO.EOPNOTSUPP
+    default:
+      return ERRNO.EIO
+  }
 }
 
 /** A short description for the debug log: class, code and status, never a secret-bearing message body. */
 export function describeError(err: unknown): string {
   if (err instanceof FsError) return `FsError ${err.code}`
   if (err instanceof ServiceError) return `ServiceError ${err.httpStatus} ${err.responsestatus ?? ''}`.trim()
-  if (err instanceof NetworkError) return `NetworkError ${err.code ?? ''}`.trim()
-  if (err instanceof IntegrityError) return 'IntegrityError'
+  if (err instanceof NetworkError) return `${err.name} ${err.systemCode ?? ''}`.trim()
   if (err instanceof Error) return `${err.name}: ${err.message}`
   return typeof err
 }

@@ -5,11 +5,27 @@
 // fetch nobody holds any more is cancelled.
 import { AccessPattern } from './access-pattern.js'
 import { DiskBlockCache } from './disk-cache.js'
-import { BlockFetcher, DEMAND, PREFETCH, type Fetch, type FetchStats } from './fetcher.js'
+import { BlockFetcher, DEMAND, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
 import { blockSpan, blocksOf, planFetch } from './geometry.js'
 import { MemoryBlockCache, blockKey } from './memory-cache.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
 import type { ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
+
+/** Where the read path says that reads meet trouble (the mount's log); never given secrets. */
+export interface ReadLog {
+  info(msg: string): void
+  warn(msg: string): void
+}
+
+/** Reads that are retrying now, for `.status` and `transferfs status`. */
+export interface ReadHealth {
+  /** Fetches retrying now. */
+  retrying: number
+  /** ms since the epoch: since when the oldest of them retries; null when none does. */
+  since: number | null
+  /** The last reason of the oldest of them. */
+  reason: string | null
+}
 
 export class ReadPath implements FileContent {
   readonly options: ReadOptions
@@ -18,23 +34,32 @@ export class ReadPath implements FileContent {
   private readonly diskLoads = new Map<string, Promise<Buffer | undefined>>()
 
   private constructor(
-    source: RangeSource,
+    readonly source: RangeSource,
     options: ReadOptions,
     readonly disk: DiskBlockCache | null,
+    log: ReadLog | null,
   ) {
     this.options = options
     this.memory = new MemoryBlockCache(options.memoryCacheSize)
     this.fetcher = new BlockFetcher(source, options, (file, block, data) => {
       this.memory.set(blockKey(file.cacheKey, block), data)
       void this.disk?.put(file.cacheKey, block, data)
-    })
+    }, log ? troubleLog(log, options.deadlineMs) : {})
+  }
+
+  /** Reads that are retrying now, and why. */
+  health(): ReadHealth {
+    let oldest: Fetch | null = null
+    for (const f of this.fetcher.retrying) if (!oldest || f.trouble!.since < oldest.trouble!.since) oldest = f
+    if (!oldest) return { retrying: 0, since: null, reason: null }
+    return { retrying: this.fetcher.retrying.size, since: oldest.trouble!.since, reason: reasonOf(oldest.trouble!.error) }
   }
 
   /** Why the disk cache could not be opened (the read path then runs on memory alone). */
   diskCacheError: unknown = null
 
   /** Opens the read path; with `diskCacheDir` set, the disk cache found there is taken up. */
-  static async create(source: RangeSource, options: Partial<ReadOptions> = {}): Promise<ReadPath> {
+  static async create(source: RangeSource, options: Partial<ReadOptions> = {}, log: ReadLog | null = null): Promise<ReadPath> {
     const o = resolveReadOptions(options)
     let disk: DiskBlockCache | null = null
     let diskCacheError: unknown = null
@@ -45,7 +70,7 @@ export class ReadPath implements FileContent {
         return null
       })
     }
-    const path = new ReadPath(source, o, disk)
+    const path = new ReadPath(source, o, disk, log)
     path.diskCacheError = diskCacheError
     return path
   }
@@ -61,6 +86,11 @@ export class ReadPath implements FileContent {
   /** Waits for cache writes under way (before exit, and in tests). */
   async flush(): Promise<void> {
     await this.disk?.flush()
+  }
+
+  /** In the memory or disk cache: readable without the service. */
+  cached(file: RemoteFile, block: number): boolean {
+    return this.memory.has(blockKey(file.cacheKey, block)) || (this.disk?.has(file.cacheKey, block) ?? false)
   }
 
   /** Cached or being fetched: nothing to start for this block. */
@@ -100,6 +130,12 @@ class Handle implements ContentHandle {
   /** Fetches this handle started or joined, kept alive for it until it closes or jumps away. */
   private readonly owned = new Set<Fetch>()
   private closed = false
+  /**
+   * A read of this handle has been answered: a reader under way, whose reads ride out an
+   * outage until their deadline. A handle that has had nothing yet is a cold read, which
+   * fails at once while the service is known to be unreachable.
+   */
+  private warm = false
 
   constructor(
     private readonly path: ReadPath,
@@ -119,15 +155,33 @@ class Handle implements ContentHandle {
     // read never cancels the fetch another read still waits on.
     const token: ReadToken = { over: false }
     const touched = new Set<Fetch>()
+    const reach = this.warm ? undefined : this.path.source.reachability
+    if (reach && !reach.online && !this.allCached(first, end)) throw reach.offlineError()
+    let stopWatching = () => {}
     try {
       const parts = this.obtain(first, end, token, touched, !sequential)
       if (sequential) this.prefetch()
-      const blocks = await Promise.all(parts)
+      let all = Promise.all(parts)
+      if (reach) {
+        // The service found unreachable while this cold read waits: it fails now, not at its deadline.
+        const offline = new Promise<never>((_, reject) => {
+          stopWatching = reach.onChange((state) => { if (!state.online) reject(reach.offlineError()) })
+        })
+        all = Promise.race([all, offline])
+      }
+      const blocks = await all
+      this.warm = true
       return assemble(blocks, first * blockSize, position, Math.min(file.size, position + length))
     } finally {
+      stopWatching()
       token.over = true
       for (const f of touched) f.release(token)
     }
+  }
+
+  private allCached(first: number, end: number): boolean {
+    for (let b = first; b < end; b++) if (!this.path.cached(this.file, b)) return false
+    return true
   }
 
   close(): void {
@@ -232,4 +286,19 @@ function assemble(blocks: Buffer[], base: number, from: number, to: number): Buf
     at += b.length
   }
   return Buffer.concat(parts, to - from)
+}
+
+/** Retrying is worth one line when it starts and one when it ends, not one per try. */
+function troubleLog(log: ReadLog, deadlineMs: number): FetchEvents {
+  const what = (f: Fetch) => `reading ${f.file.fileName} (transfer ${f.file.transferId})`
+  return {
+    retrying: (f, e) => log.info(`${what(f)}: ${reasonOf(e)}; retrying for up to ${Math.round(deadlineMs / 1000)} s`),
+    recovered: (f, tries, ms) => log.info(`${what(f)}: recovered after ${tries} failed tries in ${(ms / 1000).toFixed(1)} s`),
+    failed: (f, e) => log.warn(`${what(f)}: gave up: ${reasonOf(e)}`),
+  }
+}
+
+/** A failure as one short line (messages carry no query strings, so no tokens). */
+function reasonOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e)
 }

@@ -1,6 +1,6 @@
-// Small helpers of the fetch path: which failures deserve another try, what error a
-// reader finally sees, and waiting that an abort always ends.
-import { IntegrityError, NetworkError, ServiceError } from '../api/errors.js'
+// Small helpers of the fetch path: what error a reader finally sees, and waiting that an
+// abort always ends.
+import { DeadlineError, IntegrityError, NetworkError, ServiceError } from '../api/errors.js'
 import type { Span } from './geometry.js'
 
 /** Consecutive pieces grouped so each group can be fetched with one Range request. */
@@ -14,14 +14,8 @@ export function contiguousRuns<T extends { span: Span }>(pieces: T[]): T[][] {
   return runs
 }
 
-/** Network trouble and server-side errors are worth another try; a refusal (404, 401, 416) is not. */
-export function retryable(e: unknown): boolean {
-  if (e instanceof ServiceError) return e.httpStatus >= 500 || e.httpStatus === 429 || e.httpStatus === 408
-  return true
-}
-
 export function asNetworkError(e: unknown): Error {
-  if (e instanceof NetworkError || e instanceof ServiceError || e instanceof IntegrityError) return e
+  if (e instanceof NetworkError || e instanceof ServiceError || e instanceof IntegrityError || e instanceof DeadlineError) return e
   const message = e instanceof Error ? e.message : String(e)
   return new NetworkError(`range fetch failed: ${message}`, null, { cause: e })
 }

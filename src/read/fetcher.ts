@@ -10,11 +10,13 @@
 // concurrent wants of the same block share one fetch. A fetch lives while some handle
 // owns it: when its last owner lets go (close, seek away) it is cancelled, queued or not.
 import { createHash, type Hash } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { LRUCache } from 'lru-cache'
 import PQueue from 'p-queue'
-import { IntegrityError, NetworkError } from '../api/errors.js'
-import { abortable, asNetworkError, contiguousRuns, retryable } from './fetch-util.js'
+import { DeadlineError, IntegrityError, NetworkError } from '../api/errors.js'
+import { classify } from '../api/failure.js'
+import { withRetry, type RetryEvent } from '../api/retry.js'
+import type { RetryOptions } from '../api/options.js'
+import { abortable, asNetworkError, contiguousRuns } from './fetch-util.js'
 import { blockSpan, piecesOf, type Span } from './geometry.js'
 import { blockKey } from './memory-cache.js'
 import type { ReadOptions } from './options.js'
@@ -26,8 +28,16 @@ export const PREFETCH = 0
 
 type Settings = Pick<
   ReadOptions,
-  'pieceSize' | 'blockSize' | 'maxConcurrentFetches' | 'maxConcurrentHashes' | 'maxTries' | 'retryBaseDelayMs' | 'stallTimeoutMs' | 'hashTimeoutMs'
+  'pieceSize' | 'blockSize' | 'maxConcurrentFetches' | 'maxConcurrentHashes' | 'deadlineMs' | 'retryBaseDelayMs' | 'retryMaxDelayMs' |
+  'stallTimeoutMs' | 'hashTimeoutMs'
 >
+
+/** What the fetcher tells about fetches that meet trouble: one word when retrying starts, one when it ends. */
+export interface FetchEvents {
+  retrying?(fetch: Fetch, error: unknown): void
+  recovered?(fetch: Fetch, tries: number, ms: number): void
+  failed?(fetch: Fetch, error: unknown): void
+}
 
 /** Where verified blocks go (the caches), called before any waiter is resolved. */
 export type VerifiedSink = (file: RemoteFile, block: number, data: Buffer) => void
@@ -41,9 +51,9 @@ interface PendingBlock {
 
 interface PieceState {
   span: Span
-  /** Mismatches so far. */
-  mismatches: number
   done: boolean
+  /** Why the last try of this piece did not verify it. */
+  failure: Error | null
 }
 
 let nextFetchId = 0
@@ -53,6 +63,10 @@ export class Fetch {
   readonly controller = new AbortController()
   readonly owners = new Set<object>()
   done = false
+  /** ms since the epoch: the fetch gives up retrying then; a reader joining or bytes verified move it on. */
+  deadlineAt = 0
+  /** While retrying: since when, how many tries failed, and the last reason. */
+  trouble: { since: number; tries: number; error: unknown } | null = null
 
   constructor(
     readonly file: RemoteFile,
@@ -98,11 +112,17 @@ export class BlockFetcher {
   private readonly hashes = new LRUCache<string, string>({ max: 20_000 })
   readonly stats: FetchStats = { fetches: 0, bytesReceived: 0, mismatches: 0, retries: 0 }
 
+  /** Fetches retrying now (for the status). */
+  readonly retrying = new Set<Fetch>()
+  private readonly policy: RetryOptions
+
   constructor(
     private readonly source: RangeSource,
     private readonly settings: Settings,
     private readonly sink: VerifiedSink,
+    private readonly events: FetchEvents = {},
   ) {
+    this.policy = { maxTries: Infinity, baseDelayMs: settings.retryBaseDelayMs, maxDelayMs: settings.retryMaxDelayMs, deadlineMs: settings.deadlineMs }
     this.queue = new PQueue({ concurrency: settings.maxConcurrentFetches })
     this.prefetchSlots = Math.max(1, settings.maxConcurrentFetches - 1)
     this.hashQueue = new PQueue({ concurrency: settings.maxConcurrentHashes })
@@ -121,6 +141,7 @@ export class BlockFetcher {
     const p = this.pending.get(blockKey(file.cacheKey, block))
     if (!p) return undefined
     p.fetch.own(owner)
+    this.extend(p.fetch)
     if (this.deferred.delete(p.fetch)) this.enqueue(p.fetch, DEMAND)
     else {
       try {
@@ -136,6 +157,7 @@ export class BlockFetcher {
   start(file: RemoteFile, first: number, end: number, owner: object, priority: number): Fetch {
     const fetch = new Fetch(file, first, end, (f) => this.cancel(f))
     fetch.own(owner)
+    this.extend(fetch)
     for (let b = first; b < end; b++) {
       let resolve!: (b: Buffer) => void
       let reject!: (e: unknown) => void
@@ -197,10 +219,33 @@ export class BlockFetcher {
       })
   }
 
+  /** Someone waits on the fetch, or it made progress: it may retry for another deadlineMs. */
+  private extend(fetch: Fetch): void {
+    fetch.deadlineAt = Math.max(fetch.deadlineAt, Date.now() + this.settings.deadlineMs)
+  }
+
   private settle(fetch: Fetch, error: unknown): void {
     if (error !== null) this.failRemaining(fetch, error)
     fetch.done = true
     fetch.owners.clear()
+    if (this.retrying.delete(fetch)) {
+      const t = fetch.trouble!
+      if (error === null) this.events.recovered?.(fetch, t.tries, Date.now() - t.since)
+      else if (!fetch.controller.signal.aborted) this.events.failed?.(fetch, error)
+    }
+  }
+
+  /** Counts a failed try of `fetch`; the first of a run is reported. */
+  private troubled(fetch: Fetch, e: RetryEvent): void {
+    this.stats.retries++
+    if (fetch.trouble) {
+      fetch.trouble.tries++
+      fetch.trouble.error = e.error
+      return
+    }
+    fetch.trouble = { since: Date.now(), tries: 1, error: e.error }
+    this.retrying.add(fetch)
+    this.events.retrying?.(fetch, e.error)
   }
 
   private deliver(file: RemoteFile, block: number, data: Buffer): void {
@@ -224,47 +269,36 @@ export class BlockFetcher {
     }
   }
 
+  /**
+   * Fetches and verifies every piece of the fetch, retrying what failed (the one failure
+   * policy: transient faults until the fetch's deadline, a definitive answer at once).
+   * Pieces verified by an earlier try stay done; a try streams only the rest.
+   */
   private async run(fetch: Fetch): Promise<void> {
     const { file } = fetch
-    const { blockSize, pieceSize, maxTries } = this.settings
+    const { blockSize, pieceSize } = this.settings
     const start = fetch.first * blockSize
     const end = blockSpan(fetch.end - 1, file.size, blockSize).end
-    const pieces: PieceState[] = piecesOf(start, end, pieceSize).map((span) => ({ span, mismatches: 0, done: false }))
+    const pieces: PieceState[] = piecesOf(start, end, pieceSize).map((span) => ({ span, done: false, failure: null }))
     const signal = fetch.controller.signal
-    for (const p of pieces) void this.expectedHash(file, p.span, signal).catch(() => {})
-    let failuresWithoutProgress = 0
-    let lastError: unknown = null
-    for (;;) {
-      const remaining = pieces.filter((p) => !p.done)
-      if (remaining.length === 0) return
-      signal.throwIfAborted()
-      if (failuresWithoutProgress > 0 || remaining.some((p) => p.mismatches > 0)) {
-        this.stats.retries++
-        const attempt = Math.max(failuresWithoutProgress, ...remaining.map((p) => p.mismatches))
-        await sleep(this.settings.retryBaseDelayMs * 2 ** (attempt - 1), undefined, { signal })
-      }
-      const before = pieces.filter((p) => p.done).length
-      let failed = false
-      for (const run of contiguousRuns(remaining)) {
-        try {
-          await this.streamRun(fetch, run)
-        } catch (e) {
-          if (signal.aborted) throw signal.reason
-          if (!retryable(e)) throw e
-          lastError = e
-          failed = true
-          break
-        }
-      }
-      for (const p of pieces) {
-        if (!p.done && p.mismatches >= maxTries) {
-          p.done = true
-          this.failRemaining(fetch, lastMismatch.get(p) ?? new IntegrityError('piece does not match its hash', '', ''), p.span)
-        }
-      }
-      const progressed = pieces.filter((p) => p.done).length > before
-      failuresWithoutProgress = failed ? (progressed ? 1 : failuresWithoutProgress + 1) : 0
-      if (failuresWithoutProgress >= maxTries) throw asNetworkError(lastError)
+    for (const p of pieces) void this.expectedHash(fetch, p.span).catch(() => {})
+    const verified = () => pieces.reduce((n, p) => n + (p.done ? 1 : 0), 0)
+    try {
+      await withRetry(async () => {
+        for (const run of contiguousRuns(pieces.filter((p) => !p.done))) await this.streamRun(fetch, run)
+        const failed = pieces.find((p) => !p.done)
+        if (failed) throw failed.failure ?? new IntegrityError('piece not verified', '', '')
+      }, {
+        kind: 'download', policy: this.policy, signal,
+        deadline: () => fetch.deadlineAt,
+        progress: verified,
+        onRetry: (e) => this.troubled(fetch, e),
+      })
+    } catch (e) {
+      if (signal.aborted) throw signal.reason
+      const last = asNetworkError(e)
+      // Transient faults that outlasted the deadline; a definitive answer is passed on as it is.
+      throw fetch.trouble && classify('download', e).retry ? new DeadlineError(`reading ${file.fileName}: still failing after ${fetch.trouble.tries + 1} tries in ${Math.round((Date.now() - fetch.trouble.since) / 1000)} s: ${last.message}`, { cause: last }) : last
     }
   }
 
@@ -345,36 +379,52 @@ export class BlockFetcher {
     const { file } = fetch
     let expected: string
     try {
-      expected = await this.expectedHash(file, state.span, signal)
+      expected = await this.expectedHash(fetch, state.span)
     } catch (e) {
-      // Could not learn the hash: the piece is retried like a network failure would be.
-      if (signal.aborted) return
-      state.mismatches++
-      lastMismatch.set(state, asNetworkError(e))
+      // Could not learn the hash within the deadline: the piece is tried again like any fault.
+      if (!signal.aborted) state.failure = asNetworkError(e)
       return
     }
     if (expected !== actual) {
       this.stats.mismatches++
-      state.mismatches++
+      // Either side may be the damaged one: the bytes and the hash are both asked again.
       this.hashes.delete(hashKey(file, state.span))
-      lastMismatch.set(state, new IntegrityError(`bytes ${state.span.start}-${state.span.end - 1} of ${file.fileName} do not match their hash`, expected, actual))
+      state.failure = new IntegrityError(`bytes ${state.span.start}-${state.span.end - 1} of ${file.fileName} do not match their hash`, expected, actual)
       return
     }
     state.done = true
+    state.failure = null
+    this.extend(fetch)
     const first = Math.floor(state.span.start / this.settings.blockSize)
     blocks.forEach((data, i) => this.deliver(file, first + i, data))
   }
 
-  private expectedHash(file: RemoteFile, span: Span, signal: AbortSignal): Promise<string> {
+  /** The piece's expected MD5: the file's own for a whole-file piece, else GetRangeHash, retried under the fetch's deadline. */
+  private expectedHash(fetch: Fetch, span: Span): Promise<string> {
+    const { file } = fetch
     if (span.start === 0 && span.end === file.size && file.md5) return Promise.resolve(file.md5.toLowerCase())
     const key = hashKey(file, span)
     const known = this.hashes.get(key)
     if (known !== undefined) return Promise.resolve(known)
     const asked = this.hashRequests.get(key)
     if (asked) return asked
-    const timeout = AbortSignal.any([signal, AbortSignal.timeout(this.settings.hashTimeoutMs)])
-    const request = this.hashQueue
-      .add(() => abortable(this.source.rangeHash(file, span.start, span.end - span.start, timeout), timeout), { signal: timeout })
+    const signal = fetch.controller.signal
+    const { hashTimeoutMs } = this.settings
+    const once = () => this.hashQueue.add(async () => {
+      const timeout = AbortSignal.timeout(hashTimeoutMs)
+      const trySignal = AbortSignal.any([signal, timeout])
+      try {
+        return await abortable(this.source.rangeHash(file, span.start, span.end - span.start, trySignal), trySignal)
+      } catch (e) {
+        if (timeout.aborted && !signal.aborted) throw new NetworkError(`range hash took longer than ${hashTimeoutMs} ms`, 'ETIMEDOUT')
+        throw e
+      }
+    }, { signal })
+    const request = withRetry(once, {
+      kind: 'hash', policy: this.policy, signal,
+      deadline: () => fetch.deadlineAt,
+      onRetry: (e) => this.troubled(fetch, e),
+    })
       .then((h) => {
         const hex = h.trim().toLowerCase()
         this.hashes.set(key, hex)
@@ -385,9 +435,6 @@ export class BlockFetcher {
     return request
   }
 }
-
-// The last reason each piece failed verification, for the error a reader finally gets.
-const lastMismatch = new WeakMap<PieceState, Error>()
 
 function hashKey(file: RemoteFile, span: Span): string {
   return `${file.cacheKey}\u0000${span.start}\u0000${span.end}`

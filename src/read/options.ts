@@ -41,10 +41,16 @@ export interface ReadOptions {
   maxConcurrentFetches: number
   /** GetRangeHash calls in flight across the whole mount. */
   maxConcurrentHashes: number
-  /** Tries of one piece, the first included; a hash mismatch or a network error counts as one. */
-  maxTries: number
-  /** Milliseconds of the first backoff between tries; doubles each try. */
+  /**
+   * Milliseconds a read may wait: transient faults (5xx, 429, resets, stalls, damaged
+   * bytes or hashes) are retried until then, and a fetch nobody has waited on for that
+   * long without progress stops. The mount sets it from its read deadline.
+   */
+  deadlineMs: number
+  /** Milliseconds of the first backoff between tries; doubles each try (with jitter). */
   retryBaseDelayMs: number
+  /** Milliseconds: the longest backoff between two tries (a reader is waiting). */
+  retryMaxDelayMs: number
   /** Milliseconds a fetch may receive nothing before it counts as stalled and is retried. */
   stallTimeoutMs: number
   /** Milliseconds one GetRangeHash call may take. */
@@ -66,8 +72,9 @@ export const DEFAULT_READ_OPTIONS: ReadOptions = {
   sequentialSlack: 2 * MiB,
   maxConcurrentFetches: 4,
   maxConcurrentHashes: 8,
-  maxTries: 3,
-  retryBaseDelayMs: 250,
+  deadlineMs: 60_000,
+  retryBaseDelayMs: 100,
+  retryMaxDelayMs: 2_000,
   stallTimeoutMs: 10_000,
   hashTimeoutMs: 15_000,
   memoryCacheSize: 512 * MiB,
@@ -78,7 +85,7 @@ export const DEFAULT_READ_OPTIONS: ReadOptions = {
 /** Defaults overlaid with what the caller set; throws on sizes that do not nest. */
 export function resolveReadOptions(partial: Partial<ReadOptions> = {}): ReadOptions {
   const o: ReadOptions = { ...DEFAULT_READ_OPTIONS, ...partial }
-  const positive = ['chunkSize', 'pieceSize', 'blockSize', 'headSize', 'maxConcurrentFetches', 'maxConcurrentHashes', 'maxTries'] as const
+  const positive = ['chunkSize', 'pieceSize', 'blockSize', 'headSize', 'maxConcurrentFetches', 'maxConcurrentHashes', 'deadlineMs'] as const
   for (const k of positive) {
     if (!Number.isInteger(o[k]) || o[k] <= 0) throw new RangeError(`read option ${k} must be a positive integer`)
   }

@@ -20,16 +20,27 @@ export interface RemoteFile {
   cacheKey: string
 }
 
+/** Whether the service can be reached at all (the client's connectivity). */
+export interface Reachability {
+  readonly online: boolean
+  /** Calls `fn` on every change; returns the way to stop. */
+  onChange(fn: (state: { online: boolean }) => void): () => void
+  /** The error a read refused for being offline gets. */
+  offlineError(): Error
+}
+
+/** One try of each: the read path retries, under the one failure policy. */
 export interface RangeSource {
-  /** Bytes [start, end) of the file; exactly end - start bytes or it throws. */
-  fetchRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): Promise<Buffer>
   /**
-   * The same as a stream of pieces as they arrive (for hashing while receiving,
-   * and for serving a verified prefix before the whole range is in).
+   * Bytes [start, end) of the file as pieces as they arrive (for hashing while receiving,
+   * and for serving a verified prefix before the whole range is in); fewer bytes than
+   * asked end it with an error.
    */
   streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<Buffer>
   /** Lowercase hex MD5 of bytes [position, position + length), from GetRangeHash. */
   rangeHash(file: RemoteFile, position: number, length: number, signal?: AbortSignal): Promise<string>
+  /** Absent: the source is always reachable (an in-memory source). */
+  readonly reachability?: Reachability
 }
 
 /**

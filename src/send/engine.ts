@@ -6,6 +6,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ServiceError } from '../api/errors.js'
+import { backoffDelay } from '../api/retry.js'
 import type { Entry, FinishedSend } from './entry.js'
 import type { Journal, JournalRecord } from './journal.js'
 import { isWithin } from './names.js'
@@ -287,8 +288,8 @@ export class SendEngine implements SendHost {
     }
     e.attempts++
     const o = this.d.options
-    let delay = Math.min(o.retryMaxDelayMs, o.retryBaseDelayMs * 2 ** (e.attempts - 1))
-    if (err instanceof ServiceError && err.retryAfter !== null) delay = Math.max(delay, err.retryAfter * 1000)
+    const asked = err instanceof ServiceError && err.retryAfter !== null ? err.retryAfter * 1000 : 0
+    const delay = Math.max(asked, backoffDelay(e.attempts - 1, { baseDelayMs: o.retryBaseDelayMs, maxDelayMs: o.retryMaxDelayMs }))
     e.phase = 'queued'
     e.note = `retrying in ${Math.ceil(delay / 1000)} s (try ${e.attempts + 1})`
     e.timer?.()

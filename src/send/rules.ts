@@ -1,18 +1,13 @@
-// The rules of one send that need no state: which errors are refusals, how a chunk
-// grid looks, what initialize is asked.
+// The rules of one send that need no state: which errors are refusals (the one failure
+// policy's word), how a chunk grid looks, what initialize is asked.
 import { ServiceError } from '../api/errors.js'
 import type { InitializeRequest } from '../api/types.js'
 import type { JournalRecord } from './journal.js'
 import { isEmailAddress } from './names.js'
 import type { SendOptions } from './options.js'
 
-const RETRYABLE_HTTP = new Set([406, 408, 429, 449])
-
 /** A refusal: the service said no for a reason a retry cannot change (bad address, too large, ...). */
-export function isRefusal(err: unknown): err is ServiceError {
-  return err instanceof ServiceError && err.httpStatus >= 400 && err.httpStatus < 500 &&
-    !RETRYABLE_HTTP.has(err.httpStatus) && err.responsestatus !== 'UploadNotComplete'
-}
+export { isRefusal } from '../api/failure.js'
 
 export function describeError(err: unknown): string {
   if (err instanceof ServiceError) {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ApiCaller } from '../../src/api/api-call.js'
 import { NetworkError, ServiceError, UnsupportedError } from '../../src/api/errors.js'
 import { Transport } from '../../src/api/http.js'
-import { DEFAULT_RETRY, DEFAULT_TIMEOUTS } from '../../src/api/options.js'
+import { DEFAULT_OFFLINE, DEFAULT_RETRY, DEFAULT_TIMEOUTS } from '../../src/api/options.js'
 import { newUser, startHarness } from './harness.js'
 import type { Harness } from './harness.js'
 
@@ -22,7 +22,7 @@ afterAll(async () => {
 
 /** Ask the service directly with a given logintoken, no refresh in between. */
 async function inboxWithToken(token: string): Promise<unknown> {
-  const transport = new Transport(DEFAULT_TIMEOUTS, h.ca, 1)
+  const transport = new Transport(DEFAULT_TIMEOUTS, h.ca, 1, DEFAULT_OFFLINE)
   try {
     const api = new ApiCaller(transport, h.baseUrl, h.apiKey, DEFAULT_RETRY)
     return await api.call({ operation: 'inbox', method: 'GET', path: '/transfer/inbox', query: { take: 1 }, loginToken: token, idempotent: true })

@@ -78,7 +78,7 @@ describe('geometry', () => {
   it('options refuse sizes that do not nest', () => {
     expect(() => resolveReadOptions({ pieceSize: 3 * MiB, blockSize: 2 * MiB })).toThrow(RangeError)
     expect(() => resolveReadOptions({ chunkSize: 10 * MiB + 1 })).toThrow(RangeError)
-    expect(() => resolveReadOptions({ maxTries: 0 })).toThrow(RangeError)
+    expect(() => resolveReadOptions({ deadlineMs: 0 })).toThrow(RangeError)
   })
 })
 

@@ -1,8 +1,9 @@
 // A RangeSource over in-memory files for unit tests of the read path: it streams in
 // small buffers like a socket, answers range hashes from the true bytes, and can
 // corrupt, fail or stall on demand while counting what it sends.
+import { NetworkError, OfflineError } from '../../src/api/errors.js'
 import { createHash, randomBytes } from 'node:crypto'
-import type { RangeSource, RemoteFile } from '../../src/read/source.js'
+import type { RangeSource, Reachability, RemoteFile } from '../../src/read/source.js'
 import type { ReadOptions } from '../../src/read/options.js'
 
 export interface RangeCall {
@@ -23,6 +24,11 @@ export class MemorySource implements RangeSource {
   corrupt: (call: RangeCall, attempt: number) => boolean = () => false
   /** Everything fails (the service cannot be reached). */
   offline = false
+  /** What the read path is told about reachability (flipped by tests, apart from `offline`). */
+  readonly reachable = new ReachabilitySwitch()
+  get reachability(): Reachability {
+    return this.reachable
+  }
   /** After this many bytes of a range, stop sending and never finish (until aborted). */
   stallAfter: number | null = null
   /** Which ranges stallAfter applies to (all by default). */
@@ -52,17 +58,11 @@ export class MemorySource implements RangeSource {
     return d
   }
 
-  async fetchRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): Promise<Buffer> {
-    const parts: Buffer[] = []
-    for await (const p of this.streamRange(file, start, end, signal)) parts.push(p)
-    return Buffer.concat(parts)
-  }
-
   async *streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<Buffer> {
     const call: RangeCall = { file: file.fileName, start, end, aborted: false }
     this.ranges.push(call)
     signal?.addEventListener('abort', () => (call.aborted = true), { once: true })
-    if (this.offline) throw new Error('ECONNREFUSED')
+    if (this.offline) throw new NetworkError('refused', 'ECONNREFUSED')
     const key = `${file.fileName}:${start}:${end}`
     const attempt = (this.attempts.get(key) ?? 0) + 1
     this.attempts.set(key, attempt)
@@ -85,7 +85,7 @@ export class MemorySource implements RangeSource {
 
   async rangeHash(file: RemoteFile, position: number, length: number): Promise<string> {
     this.hashCalls++
-    if (this.offline) throw new Error('ECONNREFUSED')
+    if (this.offline) throw new NetworkError('refused', 'ECONNREFUSED')
     await new Promise((r) => setImmediate(r))
     return createHash('md5').update(this.data(file).subarray(position, position + length)).digest('hex')
   }
@@ -104,7 +104,29 @@ export const SMALL_GRID: Partial<ReadOptions> = {
   readAhead: 128 * 1024,
   sequentialSlack: 16 * 1024,
   retryBaseDelayMs: 1,
+  retryMaxDelayMs: 20,
+  deadlineMs: 400,
   stallTimeoutMs: 200,
   hashTimeoutMs: 1000,
 }
 
+
+/** A switch standing for the client's connectivity: tests flip it to say "offline" and back. */
+export class ReachabilitySwitch implements Reachability {
+  online = true
+  private readonly listeners = new Set<(state: { online: boolean }) => void>()
+
+  set(online: boolean): void {
+    this.online = online
+    for (const fn of this.listeners) fn({ online })
+  }
+
+  onChange(fn: (state: { online: boolean }) => void): () => void {
+    this.listeners.add(fn)
+    return () => this.listeners.delete(fn)
+  }
+
+  offlineError(): Error {
+    return new OfflineError('offline (test)', 'OFFLINE')
+  }
+}

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { IntegrityError, NetworkError } from '../../src/api/errors.js'
+import { DeadlineError, IntegrityError, NetworkError, OfflineError } from '../../src/api/errors.js'
 import { ReadPath } from '../../src/read/content.js'
 import { MemorySource, SMALL_GRID } from './memory-source.js'
 
@@ -67,13 +67,25 @@ describe('read path', () => {
     expect(rp.stats.retries).toBeGreaterThan(0)
   })
 
-  it('a piece that stays corrupt makes the read reject with IntegrityError', async () => {
+  it('a piece that stays corrupt is retried until the deadline, then the read rejects with the mismatch as cause', async () => {
     const source = new MemorySource()
     const file = source.addRandom('f', 100 * KiB)
     source.corrupt = () => true
-    const rp = await ReadPath.create(source, { ...small, maxTries: 3 })
-    await expect(rp.open(file).read(50 * KiB, 100)).rejects.toBeInstanceOf(IntegrityError)
-    expect(rp.stats.mismatches).toBe(3)
+    const rp = await ReadPath.create(source, small)
+    const err = await rp.open(file).read(50 * KiB, 100).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(DeadlineError)
+    expect((err as DeadlineError).cause).toBeInstanceOf(IntegrityError)
+    expect(rp.stats.mismatches).toBeGreaterThanOrEqual(3)
+  })
+
+  it('a piece corrupt a few times is read right once the damage stops', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(100 * KiB)
+    const file = source.add('f', data)
+    source.corrupt = (_call, attempt) => attempt <= 4
+    const rp = await ReadPath.create(source, small)
+    expect((await rp.open(file).read(50 * KiB, 100)).equals(data.subarray(50 * KiB, 50 * KiB + 100))).toBe(true)
+    expect(rp.stats.mismatches).toBe(4)
   })
 
   it('the whole-file md5 verifies a file read in one piece, without a hash call', async () => {
@@ -85,15 +97,18 @@ describe('read path', () => {
     expect(source.hashCalls).toBe(0)
     // a wrong md5 is a mismatch even though the bytes are what the server sent
     const liar = { ...source.add('g', data), md5: '0'.repeat(32) }
-    await expect(rp.open(liar).read(0, 10)).rejects.toBeInstanceOf(IntegrityError)
+    const err = await rp.open(liar).read(0, 10).catch((e: unknown) => e)
+    expect((err as DeadlineError).cause).toBeInstanceOf(IntegrityError)
   })
 
-  it('a stalled source makes the read reject with NetworkError', async () => {
+  it('a source that stays stalled makes the read reject at the deadline, each try aborted', async () => {
     const source = new MemorySource()
     const file = source.addRandom('f', 100 * KiB)
     source.stallAfter = 0
-    const rp = await ReadPath.create(source, { ...small, stallTimeoutMs: 50, maxTries: 2 })
-    await expect(rp.open(file).read(0, 100)).rejects.toBeInstanceOf(NetworkError)
+    const rp = await ReadPath.create(source, { ...small, stallTimeoutMs: 50 })
+    const err = await rp.open(file).read(0, 100).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(DeadlineError)
+    expect((err as DeadlineError).cause).toBeInstanceOf(NetworkError)
     expect(source.ranges.every((r) => r.aborted)).toBe(true)
   })
 
@@ -215,7 +230,7 @@ describe('read path', () => {
     expect((await rp.open(v2).read(0, 100))[0]).toBe(2)
   })
 
-  it('offline: cached blocks stay readable, others fail with NetworkError', async () => {
+  it('unreachable: cached blocks stay readable, others fail at the deadline with the network error as cause', async () => {
     const source = new MemorySource()
     const data = randomBytes(200 * KiB)
     const file = source.add('f', data)
@@ -224,7 +239,42 @@ describe('read path', () => {
     await h.read(0, 8 * KiB)
     source.offline = true
     expect((await rp.open(file).read(100, 4000)).equals(data.subarray(100, 4100))).toBe(true)
-    await expect(rp.open(file).read(150 * KiB, 100)).rejects.toBeInstanceOf(NetworkError)
+    const err = await rp.open(file).read(150 * KiB, 100).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(DeadlineError)
+    expect((err as DeadlineError).cause).toBeInstanceOf(NetworkError)
+  })
+
+  it('known offline: a cold read fails at once, cached bytes still read, a reader under way rides the outage out', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(200 * KiB)
+    const file = source.add('f', data)
+    const rp = await ReadPath.create(source, { ...small, deadlineMs: 5000 })
+    const reader = rp.open(file)
+    expect((await reader.read(0, 8 * KiB)).equals(data.subarray(0, 8 * KiB))).toBe(true)
+    source.offline = true
+    source.reachable.set(false)
+    const started = Date.now()
+    await expect(rp.open(file).read(150 * KiB, 100)).rejects.toBeInstanceOf(OfflineError)
+    expect(Date.now() - started).toBeLessThan(100)
+    expect((await rp.open(file).read(100, 4000)).equals(data.subarray(100, 4100))).toBe(true)
+    // The reader that was reading before the outage waits, and gets its bytes once the service is back.
+    const waiting = reader.read(100 * KiB, 4 * KiB)
+    await new Promise((r) => setTimeout(r, 200))
+    source.offline = false
+    source.reachable.set(true)
+    expect((await waiting).equals(data.subarray(100 * KiB, 104 * KiB))).toBe(true)
+  })
+
+  it('a cold read waiting on retries fails as soon as the service is found unreachable', async () => {
+    const source = new MemorySource()
+    const file = source.addRandom('f', 200 * KiB)
+    source.offline = true
+    const rp = await ReadPath.create(source, { ...small, deadlineMs: 5000 })
+    const started = Date.now()
+    const cold = rp.open(file).read(0, 100)
+    setTimeout(() => source.reachable.set(false), 100)
+    await expect(cold).rejects.toBeInstanceOf(OfflineError)
+    expect(Date.now() - started).toBeLessThan(1000)
   })
 
   it('regression: a read right after a jump back is not joined to the prefetch the jump away cancelled', async () => {

@@ -2,7 +2,8 @@
 // it for a person), a hint saying what to do when there is one, and the exit code of
 // exit-codes.ts. Commander's own usage errors exit with EXIT.usage too.
 import type { Command } from 'commander'
-import { NetworkError, NotSignedInError } from '../../api/errors.js'
+import { ERROR_CODE, errorCodeOf } from '../../api/errors.js'
+import { isUntrustedCertificate } from '../../api/failure.js'
 import { CliError, EXIT, exitCodeOf, isAbort } from './exit-codes.js'
 import { styleFor } from './style.js'
 
@@ -11,12 +12,16 @@ export function hintFor(err: unknown): string | null {
   if (err instanceof CliError) return err.hint
   const code = exitCodeOf(err)
   const message = err instanceof Error ? err.message : ''
+  if (isUntrustedCertificate(err)) {
+    return 'the service\'s certificate is not trusted here: give the certificate of the authority that signed it with --ca FILE or TRANSFERFS_CA=FILE (or `transferfs config set ca FILE`)'
+  }
   if (code === EXIT.unreachable) {
-    return err instanceof NetworkError
+    const kind = errorCodeOf(err)
+    return kind === ERROR_CODE.network || kind === ERROR_CODE.offline
       ? 'check that the service is running and reachable at the configured URL (--api-url, TRANSFERFS_API_URL, `transferfs config`), then try again'
       : 'the service is busy or down for a moment; try again later'
   }
-  if (code === EXIT.auth && !(err instanceof NotSignedInError) && !/transferfs login|password/i.test(message)) {
+  if (code === EXIT.auth && errorCodeOf(err) !== ERROR_CODE.notSignedIn && !/transferfs login|password/i.test(message)) {
     return 'sign in again with `transferfs login --email <address>`, or check the API key (`transferfs config`)'
   }
   if (code === EXIT.notFound) return 'check the id; `transferfs inbox` lists the transfers you received'

@@ -1,7 +1,7 @@
 // The exit codes of every transferfs command, in one place (documented in docs/cli.md).
 // A script can tell "sign in again" from "no such transfer" from "the service is down"
 // without reading the message.
-import { IntegrityError, NetworkError, NotSignedInError, ServiceError, UnsupportedError } from '../../api/errors.js'
+import { ERROR_CODE, errorCodeOf, ServiceError } from '../../api/errors.js'
 import type { ServiceStatus } from '../../api/types.js'
 import { SettingsError } from '../../config/index.js'
 
@@ -44,24 +44,34 @@ const AUTH_STATUSES: ReadonlySet<ServiceStatus> = new Set<ServiceStatus>([
 const NOT_FOUND_STATUSES: ReadonlySet<ServiceStatus> = new Set<ServiceStatus>(['NotFound', 'TransferExpired', 'FileIsDeleted'])
 const UNAVAILABLE_STATUSES: ReadonlySet<ServiceStatus> = new Set<ServiceStatus>(['ServiceInterruption', 'AllFileserversBusy'])
 
-/** The exit code an error means. */
+/** The exit code an error means, chosen from its code. */
 export function exitCodeOf(err: unknown): ExitCode {
   if (err instanceof CliError) return err.exitCode
   if (err instanceof SettingsError) return EXIT.usage
-  if (err instanceof NotSignedInError || err instanceof UnsupportedError) return EXIT.auth
-  if (err instanceof NetworkError) return EXIT.unreachable
-  if (err instanceof IntegrityError) return EXIT.error
-  if (err instanceof ServiceError) {
-    const s = err.responsestatus
-    if (s && AUTH_STATUSES.has(s)) return EXIT.auth
-    if (s && NOT_FOUND_STATUSES.has(s)) return EXIT.notFound
-    if (s && UNAVAILABLE_STATUSES.has(s)) return EXIT.unreachable
-    if (err.httpStatus === 401) return EXIT.auth
-    if (err.httpStatus === 404) return EXIT.notFound
-    if (err.httpStatus === 503 || err.httpStatus === 502 || err.httpStatus === 504) return EXIT.unreachable
-    return EXIT.error
-  }
   if (isAbort(err)) return EXIT.interrupted
+  switch (errorCodeOf(err)) {
+    case ERROR_CODE.notSignedIn:
+    case ERROR_CODE.unsupported:
+      return EXIT.auth
+    case ERROR_CODE.network:
+    case ERROR_CODE.offline:
+    case ERROR_CODE.deadline:
+      return EXIT.unreachable
+    case ERROR_CODE.service:
+      return serviceExit(err as ServiceError)
+    default:
+      return EXIT.error
+  }
+}
+
+function serviceExit(err: ServiceError): ExitCode {
+  const s = err.responsestatus
+  if (s && AUTH_STATUSES.has(s)) return EXIT.auth
+  if (s && NOT_FOUND_STATUSES.has(s)) return EXIT.notFound
+  if (s && UNAVAILABLE_STATUSES.has(s)) return EXIT.unreachable
+  if (err.httpStatus === 401) return EXIT.auth
+  if (err.httpStatus === 404) return EXIT.notFound
+  if (err.httpStatus === 503 || err.httpStatus === 502 || err.httpStatus === 504) return EXIT.unreachable
   return EXIT.error
 }
 
