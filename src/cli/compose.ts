@@ -11,7 +11,9 @@ import type { ClientOptionsInput } from '../api/options.js'
 import { FOLDER_FLAGS } from '../config/paths.js'
 import { silentLogger, type Logger } from '../fuse/log.js'
 import { flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings } from '../config/index.js'
-import { ReadPath } from '../read/content.js'
+import type { ReachabilityState } from '../api/connectivity.js'
+import { ReadPath, type ReadHealth } from '../read/content.js'
+import type { ServiceHealth } from '../send/status.js'
 import type { ReadOptions } from '../read/options.js'
 import { ServiceRangeSource } from '../read/service-source.js'
 import { openSending, type MountSending } from '../send/mount-sending.js'
@@ -128,6 +130,13 @@ export function sendOptionsOf(loaded: LoadedSettings): Partial<SendOptions> {
   return { settleMs: s.settleMs, message: s.message, days: s.days, notify: s.notify, confirmation: s.confirmation, password: s.password }
 }
 
+/** The status's word on the service: unreachable outranks reads that retry. */
+function serviceHealth(reach: ReachabilityState, reads: ReadHealth): ServiceHealth {
+  if (!reach.online) return { state: 'offline', since: reach.since, reason: reach.reason, retryingReads: reads.retrying }
+  if (reads.retrying > 0) return { state: 'retrying', since: reads.since, reason: reads.reason, retryingReads: reads.retrying }
+  return { state: 'online', since: null, reason: null, retryingReads: 0 }
+}
+
 /** The filesystem core whose shutdown also lets go of the read path and the client. */
 class MountedFileSystem extends TransferFileSystem {
   constructor(
@@ -160,6 +169,7 @@ export async function composeMount(loaded: LoadedSettings, log: Logger = silentL
   const tree = new MountedFileSystem({ catalog, content, settings: { listingTtlMs: loaded.settings.listingTtlMs } }, { content, client })
   const sending = await openSending({
     client, dataDir: loaded.folders.data, options: sendOptionsOf(loaded),
+    health: () => serviceHealth(client.connectivity.current, content.health()),
     onSentChanged: (id) => tree.store.refreshSent(id),
   })
   return { client, content, core: new SendingFileSystem(tree, sending), sending }

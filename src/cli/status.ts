@@ -10,7 +10,7 @@ import { loadSettings } from '../config/index.js'
 import { addSettingFlags } from './compose.js'
 import { writeJson } from './output/json.js'
 import { isLive, readStatusFile, STATUS_WRITE_INTERVAL_MS, type StatusFileContent } from '../send/status-file.js'
-import { formatBytes, renderStatusText, type SendStatusEntry } from '../send/status.js'
+import { formatBytes, renderStatusText, serviceLine, type SendStatusEntry } from '../send/status.js'
 
 interface StatusOptions extends Record<string, unknown> {
   json?: boolean
@@ -93,6 +93,8 @@ export function register(program: Command): void {
       process.stdout.write(renderStatusText(s))
       return
     }
+    const service = serviceLine(s.service)
+    if (service) process.stdout.write(service + '\n')
     await watch(folders.data)
   })
 }

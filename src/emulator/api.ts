@@ -81,11 +81,12 @@ export function apiHandler(ctx: ServiceContext) {
     }
     const { route, params } = match
     ctx.faults.count(route.name)
-    const fault = ctx.faults.take(route.name)
+    let fault = ctx.faults.take(route.name)
     if (fault?.kind === 'stall') {
       ctx.log(`${route.name}: stalled by fault`)
-      req.resume()
-      return
+      if (fault.ms === undefined) return void req.resume()
+      await sleep(fault.ms)
+      fault = null
     }
     let result: ApiResult
     if (fault?.kind === 'status') {

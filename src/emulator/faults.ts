@@ -18,6 +18,8 @@ export interface FaultSpec {
   status?: number
   responsestatus?: ServiceStatus
   afterBytes?: number
+  /** With `stall`: answer normally after this many ms (default: never). */
+  ms?: number
 }
 
 export interface Throttle {
@@ -116,6 +118,11 @@ function parseFault(spec: unknown): FaultSpec {
       if (!isServiceStatus(s.responsestatus)) throw invalid('responsestatus', 'unknown responsestatus')
       fault.responsestatus = s.responsestatus
     }
+  }
+  if (s.ms !== undefined) {
+    if (fault.kind !== 'stall') throw invalid('ms', 'ms goes with kind stall')
+    if (!Number.isInteger(s.ms) || (s.ms as number) < 0) throw invalid('ms', 'ms must be an integer >= 0')
+    fault.ms = s.ms as number
   }
   if (s.afterBytes !== undefined) {
     if (!Number.isInteger(s.afterBytes) || (s.afterBytes as number) < 0) throw invalid('afterBytes', 'afterBytes must be an integer >= 0')

@@ -37,11 +37,12 @@ export function fileServerHandler(ctx: ServiceContext) {
     if (found.name === 'page') return downloadPage(ctx, res, url, decodeURIComponent(found.params[0]!))
     const name = found.name
     ctx.faults.count(name)
-    const fault = ctx.faults.take(name)
+    let fault = ctx.faults.take(name)
     if (fault?.kind === 'stall') {
       ctx.log(`${name}: stalled by fault`)
-      req.resume()
-      return
+      if (fault.ms === undefined) return void req.resume()
+      await sleep(fault.ms)
+      fault = null
     }
     if (fault?.kind === 'status') {
       req.resume()

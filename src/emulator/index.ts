@@ -39,6 +39,12 @@ export interface ServiceOptions {
 export interface RunningService extends ServiceAnnouncement {
   controls: boolean
   close(): Promise<void>
+  /**
+   * An outage: both listeners stop and every connection is dropped, so clients get
+   * "connection refused"; the store is kept. resume() listens again on the same ports.
+   */
+  pause(): Promise<void>
+  resume(): Promise<void>
 }
 
 function listen(server: Server, port: number): Promise<number> {
@@ -123,6 +129,8 @@ async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean)
     await stopListening()
     throw err
   }
+  const ports = [Number(new URL(ctx.apiOrigin).port), Number(new URL(ctx.fileOrigin).port)] as const
+  let paused = false
   return {
     baseUrl: `${ctx.apiOrigin}/api`,
     uploadUrl: ctx.fileOrigin,
@@ -131,5 +139,16 @@ async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean)
     user,
     controls: ctx.controls,
     close,
+    async pause() {
+      if (closed || paused) return
+      paused = true
+      await stopListening()
+    },
+    async resume() {
+      if (closed || !paused) return
+      paused = false
+      await listen(api, ports[0])
+      await listen(files, ports[1])
+    },
   }
 }

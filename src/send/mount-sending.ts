@@ -11,7 +11,7 @@ import type { SentLog, SentRecord } from './ports.js'
 import { FileSentLog } from './sent-log.js'
 import { ExistingTransferSender, ServiceSender } from './service-sender.js'
 import { StatusFiles } from './status-file.js'
-import type { SendStatus } from './status.js'
+import type { SendStatus, ServiceHealth } from './status.js'
 
 /** Folder (in the data folder) staging files copied into sent/ folders until they are added. */
 export const ADDITIONS_DIR = 'additions'
@@ -30,6 +30,8 @@ export interface SendingConfig {
   onSentChanged?: (transferid: string) => Promise<void>
   /** ms: status file interval (default STATUS_WRITE_INTERVAL_MS). */
   statusIntervalMs?: number
+  /** How reads fare against the service, shown at the top of the status. */
+  health?: () => ServiceHealth
 }
 
 export interface MountSending extends SendingParts {
@@ -98,7 +100,8 @@ export async function openSending(cfg: SendingConfig): Promise<MountSending> {
   const status = (): SendStatus => {
     const a = outboxFs.status()
     const b = additionsFs.status()
-    return { at: a.at, entries: [...a.entries, ...b.entries.map((e) => ({ ...e, name: ADDITION_PREFIX + e.name }))] }
+    const entries = [...a.entries, ...b.entries.map((e) => ({ ...e, name: ADDITION_PREFIX + e.name }))]
+    return cfg.health ? { at: a.at, entries, service: cfg.health() } : { at: a.at, entries }
   }
   const files = new StatusFiles(cfg.dataDir, status, cfg.statusIntervalMs)
   await files.start()

@@ -21,10 +21,32 @@ export interface SendStatusEntry {
   url: string | null
 }
 
+/** How the mount's talk with the service goes: reads retrying, or the service unreachable. */
+export interface ServiceHealth {
+  /** `retrying`: some reads meet faults and retry; `offline`: the service cannot be reached at all. */
+  state: 'online' | 'retrying' | 'offline'
+  /** unix ms: since when, null when online. */
+  since: number | null
+  /** The last fault, without secrets; null when online. */
+  reason: string | null
+  /** Reads retrying now. */
+  retryingReads: number
+}
+
 export interface SendStatus {
   /** unix ms */
   at: number
   entries: SendStatusEntry[]
+  /** Absent where nothing reads (a status written by the sender alone). */
+  service?: ServiceHealth
+}
+
+/** The mount's one line about the service, or null when all is well. */
+export function serviceLine(h: ServiceHealth | undefined): string | null {
+  if (!h || h.state === 'online') return null
+  const since = h.since === null ? '' : ` since ${new Date(h.since).toLocaleTimeString()}`
+  if (h.state === 'offline') return `service: unreachable${since} (${h.reason}); cached files stay readable, other reads fail until it is back`
+  return `service: retrying ${h.retryingReads} read${h.retryingReads === 1 ? '' : 's'}${since} (${h.reason})`
 }
 
 function rateOf(e: Entry): number | null {
@@ -82,10 +104,12 @@ function formatDuration(s: number): string {
 /** The text of `.status`: one block per entry, plain enough to grep. */
 export function renderStatusText(status: SendStatus): string {
   const count = (s: SendState): number => status.entries.filter((e) => e.state === s).length
-  const lines = [
+  const service = serviceLine(status.service)
+  const lines = service ? [service] : []
+  lines.push(
     `outbox: ${count('sending')} sending, ${count('queued')} queued, ${count('settling') + count('waiting')} settling, ` +
       `${count('failed')} failed, ${count('done')} done`,
-  ]
+  )
   for (const e of status.entries) {
     let line = `${e.state.padEnd(8)} ${e.name}`
     if (e.state === 'sending' || e.state === 'queued') {

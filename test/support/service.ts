@@ -2,22 +2,12 @@
 // Every test that needs the service uses this; close() it in afterAll/afterEach.
 import { readFileSync } from 'node:fs'
 import { Agent, request } from 'undici'
-import type { ServiceAnnouncement, ServiceStatus, TransferState } from '../../src/api/types.js'
+import type { ServiceAnnouncement, TransferState } from '../../src/api/types.js'
+import type { FaultSpec, RouteName } from '../../src/emulator/faults.js'
 import { startService, type ServiceOptions } from '../../src/emulator/index.js'
 import type { NewUser as EmulatorNewUser } from '../../src/emulator/store.js'
 
-export type RouteName = 'login' | 'refresh' | 'logout' | 'initialize' | 'complete' | 'forward' | 'details' | 'inbox' |
-  'savefile' | 'download' | 'zip' | 'rangehash'
-
-export interface FaultSpec {
-  route: RouteName | '*'
-  kind: 'status' | 'corrupt' | 'reset' | 'stall'
-  count?: number
-  probability?: number
-  status?: number
-  responsestatus?: ServiceStatus
-  afterBytes?: number
-}
+export type { FaultSpec, RouteName } from '../../src/emulator/faults.js'
 
 export interface MailEntry {
   kind: 'recipient' | 'confirmation' | 'forward' | 'download-first' | 'download-summary'
@@ -65,6 +55,9 @@ export interface TestService extends Omit<ServiceAnnouncement, 'controls'> {
   /** The certificate PEM (the content of `ca`). */
   caPem: string
   close(): Promise<void>
+  /** An outage: the service stops listening (connections refused) and keeps its state until resume(). */
+  pause(): Promise<void>
+  resume(): Promise<void>
 }
 
 export async function startTestService(options: Omit<ServiceOptions, 'controls'> = {}): Promise<TestService> {
@@ -102,13 +95,15 @@ export async function startTestService(options: Omit<ServiceOptions, 'controls'>
     throttle: async (t) => { await call('POST', '/throttle', t) },
   }
 
-  const { close: closeService, controls: _flag, ...announcement } = service
+  const { close: closeService, controls: _flag, pause, resume, ...announcement } = service
   return {
     ...announcement,
     announcement: { ...announcement, controls: true },
     controls,
     dispatcher,
     caPem,
+    pause,
+    resume,
     async close() {
       await dispatcher.destroy().catch(() => {})
       await closeService()
