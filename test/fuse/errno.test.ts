@@ -1,7 +1,7 @@
 // Pure logic of the adapter: errno mapping, the exactly-once numeric answer, mountinfo parsing.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { IntegrityError, NetworkError, ServiceError } from '../../src/api/errors.js'
+import { DeadlineError, IntegrityError, NetworkError, OfflineError, ServiceError, UnsupportedError } from '../../src/api/errors.js'
 import { FuseAdapter } from '../../src/fuse/adapter.js'
 import { ERRNO, errnoOf } from '../../src/fuse/errno.js'
 import { parseMountInfo } from '../../src/fuse/mountinfo.js'
@@ -19,6 +19,9 @@ describe('errnoOf', () => {
     expect(errnoOf(new ServiceError('x', 500, null))).toBe(ERRNO.EIO)
     expect(errnoOf(new NetworkError('down', 'ECONNREFUSED'))).toBe(ERRNO.EIO)
     expect(errnoOf(new IntegrityError('bad', 'a', 'b'))).toBe(ERRNO.EIO)
+    expect(errnoOf(new DeadlineError('still failing', { cause: new ServiceError('x', 503, null) }))).toBe(ERRNO.EIO)
+    expect(errnoOf(new OfflineError('unreachable', 'OFFLINE'))).toBe(ERRNO.EHOSTDOWN)
+    expect(errnoOf(new UnsupportedError('2fa'))).toBe(ERRNO.EOPNOTSUPP)
     expect(errnoOf(new TypeError('bug'))).toBe(ERRNO.EIO)
     expect(errnoOf(undefined)).toBe(ERRNO.EIO)
   })
