@@ -14,7 +14,7 @@ import { flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey
 import type { ReachabilityState } from '../api/connectivity.js'
 import { ReadPath, type ReadHealth } from '../read/content.js'
 import type { ServiceHealth } from '../send/status.js'
-import type { ReadOptions } from '../read/options.js'
+import { DEFAULT_READ_OPTIONS, type ReadOptions } from '../read/options.js'
 import { ServiceRangeSource } from '../read/service-source.js'
 import { openSending, type MountSending } from '../send/mount-sending.js'
 import type { SendOptions } from '../send/options.js'
@@ -109,6 +109,8 @@ export function readOptionsOf(loaded: LoadedSettings): Partial<ReadOptions> {
     // The read path retries until the mount's read deadline, less a margin so that the
     // read answers with its own reason before the FUSE adapter's deadline answers EIO.
     deadlineMs: Math.max(1000, s.readTimeoutMs - READ_ANSWER_MARGIN_MS),
+    // Reads the kernel's readahead sends ahead of the reader are still one sequential run.
+    sequentialSlack: Math.max(DEFAULT_READ_OPTIONS.sequentialSlack, 2 * s.readAheadKb * 1024),
     chunkSize: s.chunkSize,
     memoryCacheSize: s.memoryCacheBytes,
     diskCacheSize: s.diskCacheBytes,
