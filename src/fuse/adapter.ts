@@ -5,6 +5,7 @@
 // or returns garbage bytes. Each op also has its own deadline, shorter than
 // fuse-native's timer, so the adapter answers first and with its own errno.
 import type Fuse from 'fuse-native'
+import { bytesLength, copyBytes, isBytes } from '../read/bytes.js'
 import type { FileSystemCore, NodeAttr, StatFs } from '../vfs/core.js'
 import { describeError, ERRNO, errnoOf } from './errno.js'
 import { silentLogger, type Logger } from './log.js'
@@ -173,11 +174,10 @@ export class FuseAdapter {
     ops.read = (path: string, fh: number, buf: Buffer, len: number, pos: number, cb: Answer) =>
       this.run('read', path, cb, async (st) => {
         const data = await core.read(path, fh, len, pos)
-        if (!Buffer.isBuffer(data) || data.length > len) return [-ERRNO.EIO]
+        if (!isBytes(data) || bytesLength(data) > len) return [-ERRNO.EIO]
         // buf is fuse-native's view of libfuse memory: detached once answered.
         if (st.answered) return [-ERRNO.EIO]
-        data.copy(buf, 0, 0, data.length)
-        return [data.length]
+        return [copyBytes(data, buf)]
       })
     ops.release = (path: string, fh: number, cb: Answer) =>
       this.run('release', path, cb, async () => {

@@ -7,7 +7,8 @@ import { AccessPattern } from './access-pattern.js'
 import { DiskBlockCache } from './disk-cache.js'
 import { BlockFetcher, DEMAND, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
 import { blockSpan, blocksOf, planFetch } from './geometry.js'
-import { MemoryBlockCache, blockKey } from './memory-cache.js'
+import { bytesLength, sliceParts, type Bytes } from './bytes.js'
+import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
 import type { ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
 
@@ -31,7 +32,7 @@ export class ReadPath implements FileContent {
   readonly options: ReadOptions
   readonly memory: MemoryBlockCache
   readonly fetcher: BlockFetcher
-  private readonly diskLoads = new Map<string, Promise<Buffer | undefined>>()
+  private readonly diskLoads = new Map<string, Promise<Block | undefined>>()
 
   private constructor(
     readonly source: RangeSource,
@@ -103,15 +104,17 @@ export class ReadPath implements FileContent {
   }
 
   /** The block from the disk cache, one load at a time per block. */
-  loadFromDisk(file: RemoteFile, block: number): Promise<Buffer | undefined> {
+  loadFromDisk(file: RemoteFile, block: number): Promise<Block | undefined> {
     const key = blockKey(file.cacheKey, block)
     let load = this.diskLoads.get(key)
     if (!load) {
       const span = blockSpan(block, file.size, this.options.blockSize)
       load = (this.disk?.get(file.cacheKey, block, span.end - span.start) ?? Promise.resolve(undefined))
         .then((data) => {
-          if (data) this.memory.set(key, data)
-          return data
+          if (!data) return undefined
+          const parts = [data]
+          this.memory.set(key, parts)
+          return parts
         })
         .finally(() => this.diskLoads.delete(key))
       this.diskLoads.set(key, load)
@@ -144,7 +147,7 @@ class Handle implements ContentHandle {
     this.pattern = new AccessPattern(path.options)
   }
 
-  async read(position: number, length: number): Promise<Buffer> {
+  async read(position: number, length: number): Promise<Bytes> {
     const { file } = this
     const { blockSize } = this.path.options
     const { first, end } = blocksOf(position, length, file.size, blockSize)
@@ -190,9 +193,9 @@ class Handle implements ContentHandle {
   }
 
   /** One promise per block of [first, end), starting fetches for what nobody has. */
-  private obtain(first: number, end: number, token: ReadToken, touched: Set<Fetch>, touch: boolean): Promise<Buffer>[] {
+  private obtain(first: number, end: number, token: ReadToken, touched: Set<Fetch>, touch: boolean): Promise<Block>[] {
     const { path, file } = this
-    const parts: Promise<Buffer>[] = []
+    const parts: Promise<Block>[] = []
     for (let b = first; b < end; b++) {
       const cached = path.memory.get(blockKey(file.cacheKey, b), touch)
       if (cached) {
@@ -218,7 +221,7 @@ class Handle implements ContentHandle {
     return parts
   }
 
-  private join(block: number, token: object, touched: Set<Fetch>): Promise<Buffer> | undefined {
+  private join(block: number, token: object, touched: Set<Fetch>): Promise<Block> | undefined {
     const joined = this.path.fetcher.join(this.file, block, token)
     if (!joined) return undefined
     touched.add(joined.fetch)
@@ -227,7 +230,7 @@ class Handle implements ContentHandle {
   }
 
   /** Starts a demand fetch at `block` (unless one started meanwhile) and waits for that block. */
-  private fetchNow(block: number, want: number, token: object, touched: Set<Fetch>): Promise<Buffer> {
+  private fetchNow(block: number, want: number, token: object, touched: Set<Fetch>): Promise<Block> {
     const { path, file } = this
     const cached = path.memory.get(blockKey(file.cacheKey, block))
     if (cached) return Promise.resolve(cached)
@@ -274,18 +277,16 @@ class Handle implements ContentHandle {
   }
 }
 
-/** Bytes [from, to) of the file out of consecutive blocks starting at byte `base`; no copy when one block holds them. */
-function assemble(blocks: Buffer[], base: number, from: number, to: number): Buffer {
-  if (blocks.length === 1) return blocks[0]!.subarray(from - base, to - base)
-  const parts: Buffer[] = []
+/** Bytes [from, to) of the file out of consecutive blocks starting at byte `base`, as views into their parts. */
+function assemble(blocks: Block[], base: number, from: number, to: number): Buffer[] {
+  const out: Buffer[] = []
   let at = base
-  for (const b of blocks) {
-    const lo = Math.max(from, at) - at
-    const hi = Math.min(to, at + b.length) - at
-    if (hi > lo) parts.push(b.subarray(lo, hi))
-    at += b.length
+  for (const block of blocks) {
+    const length = bytesLength(block)
+    if (at + length > from && at < to) out.push(...sliceParts(block, Math.max(from, at) - at, Math.min(to, at + length) - at))
+    at += length
   }
-  return Buffer.concat(parts, to - from)
+  return out
 }
 
 /** Retrying is worth one line when it starts and one when it ends, not one per try. */

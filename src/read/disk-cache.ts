@@ -1,14 +1,18 @@
 // Verified blocks on disk, in the user cache folder, least recently used out first,
-// bounded in bytes, surviving a remount. Layout: <dir>/blocks-v1/<file>/<block>.blk
+// bounded in bytes, surviving a remount. Layout: <dir>/blocks-v2/<file>/<block>.blk
 // where <file> is a hash of RemoteFile.cacheKey (so a replaced file, having a new key,
 // can never find the old bytes). Blocks were verified before they got here. A block is
-// written to a temp file, fsynced, then renamed into place, so a crash never leaves a
-// half block under a valid name; only renamed files are trusted, their length checked
-// on load. (An MD5 per block would cost a second hash of every byte received, since the
-// service hashes pieces, not blocks.) The index lives in memory and is rebuilt from the
-// folder at start, recency from mtime. Disk I/O is all async.
+// written to a temp file and renamed into place, followed by a CRC-32 of its bytes: a
+// block a crash tore or a disk damaged fails its CRC on load and is dropped, so no fsync
+// is needed (one per block cost more CPU than the rest of a cold read together). An MD5
+// per block would cost a second hash of every byte received, since the service hashes
+// pieces, not blocks; CRC-32 runs at memory speed. The index lives in memory and is
+// rebuilt from the folder at start, recency from mtime. Disk I/O is all async.
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, utimes } from 'node:fs/promises'
+import { crc32 } from 'node:zlib'
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, utimes, type FileHandle } from 'node:fs/promises'
+import { bytesLength } from './bytes.js'
+import type { Block } from './memory-cache.js'
 import { join } from 'node:path'
 import PQueue from 'p-queue'
 
@@ -31,6 +35,8 @@ export class DiskBlockCache {
   private indexedBytes = 0
   private reservedBytes = 0
   private backlogBytes = 0
+  /** File folders known to exist (made once, not at every write). */
+  private readonly folders = new Set<string>()
   /** Unlinks under way: their bytes left the budget but may still be on disk. */
   private readonly unlinking = new Set<Promise<void>>()
 
@@ -41,7 +47,9 @@ export class DiskBlockCache {
 
   /** Opens the cache in `dir`, rebuilding the index from what is there. */
   static async open(dir: string, maxBytes: number): Promise<DiskBlockCache> {
-    const cache = new DiskBlockCache(join(dir, 'blocks-v1'), maxBytes)
+    const cache = new DiskBlockCache(join(dir, 'blocks-v2'), maxBytes)
+    // Blocks of the earlier layout (no CRC) are never read again.
+    await rm(join(dir, 'blocks-v1'), { recursive: true, force: true })
     await cache.rebuild()
     return cache
   }
@@ -112,8 +120,9 @@ export class DiskBlockCache {
     } finally {
       entry.pins--
     }
-    if (this.index.get(key) !== entry) return data && data.length === expectedLength ? data : undefined
-    if (data === undefined || data.length !== expectedLength) {
+    const bytes = data && intact(data, expectedLength)
+    if (this.index.get(key) !== entry) return bytes
+    if (bytes === undefined) {
       void this.drop(key, entry)
       return undefined
     }
@@ -121,49 +130,54 @@ export class DiskBlockCache {
     this.index.set(key, entry)
     const now = new Date()
     utimes(entry.path, now, now).catch(() => {})
-    return data
+    return bytes
   }
 
   /**
    * Stores a verified block in the background. The returned promise is only for tests
    * and shutdown; a failure (disk full, folder gone) just leaves the block uncached.
    */
-  put(cacheKey: string, block: number, data: Buffer): Promise<void> {
+  put(cacheKey: string, block: number, parts: Block): Promise<void> {
     const fileId = this.fileId(cacheKey)
     const key = `${fileId}/${block}`
-    if (this.index.has(key) || data.length > this.maxBytes) return Promise.resolve()
-    if (this.backlogBytes + data.length > MAX_WRITE_BACKLOG) return Promise.resolve()
-    this.backlogBytes += data.length
+    const length = bytesLength(parts) + CRC_BYTES
+    if (this.index.has(key) || length > this.maxBytes) return Promise.resolve()
+    if (this.backlogBytes + length > MAX_WRITE_BACKLOG) return Promise.resolve()
+    this.backlogBytes += length
     return this.writes
       .add(async () => {
         if (this.index.has(key)) return
-        const unlinks = this.evict(data.length)
-        if (this.indexedBytes + this.reservedBytes + data.length > this.maxBytes) return
-        this.reservedBytes += data.length
+        const unlinks = this.evict(length)
+        if (this.indexedBytes + this.reservedBytes + length > this.maxBytes) return
+        this.reservedBytes += length
         const tmp = join(this.tmpDir, `${randomBytes(8).toString('hex')}.tmp`)
         const path = join(this.root, fileId, `${block}.blk`)
         try {
           await Promise.all([...unlinks, ...this.unlinking])
-          await mkdir(join(this.root, fileId), { recursive: true })
+          if (!this.folders.has(fileId)) {
+            await mkdir(join(this.root, fileId), { recursive: true })
+            this.folders.add(fileId)
+          }
           const fh = await open(tmp, 'w')
           try {
-            await fh.writeFile(data)
-            await fh.sync()
+            await writeAll(fh, [...parts, crcOf(parts)])
           } finally {
             await fh.close()
           }
           await rename(tmp, path)
-          this.index.set(key, { path, size: data.length, pins: 0 })
-          this.indexedBytes += data.length
+          this.index.set(key, { path, size: length, pins: 0 })
+          this.indexedBytes += length
         } catch {
+          // Perhaps the folder went (someone emptied the cache): make it again next time.
+          this.folders.delete(fileId)
           await unlink(tmp).catch(() => {})
         } finally {
-          this.reservedBytes -= data.length
+          this.reservedBytes -= length
         }
       })
       .catch(() => {})
       .finally(() => {
-        this.backlogBytes -= data.length
+        this.backlogBytes -= length
       })
   }
 
@@ -202,4 +216,45 @@ export class DiskBlockCache {
   get count(): number {
     return this.index.size
   }
+}
+
+/** Writes every part, in order, from the file's start (writev takes at most IOV_MAX buffers at once). */
+async function writeAll(fh: FileHandle, parts: Block): Promise<void> {
+  let position = 0
+  for (let i = 0; i < parts.length; i += IOV_MAX) {
+    const batch = parts.slice(i, i + IOV_MAX)
+    let { bytesWritten } = await fh.writev(batch as Buffer[], position)
+    position += bytesWritten
+    // A short writev (rare: signals, full pipes) goes on part by part.
+    for (const b of batch) {
+      if (bytesWritten >= b.length) {
+        bytesWritten -= b.length
+        continue
+      }
+      await fh.write(b, bytesWritten, b.length - bytesWritten, position)
+      position += b.length - bytesWritten
+      bytesWritten = 0
+    }
+  }
+}
+
+/** Buffers one writev may take (Linux's IOV_MAX). */
+const IOV_MAX = 1024
+
+/** Bytes of the CRC-32 that follows a block's bytes in its file. */
+const CRC_BYTES = 4
+
+function crcOf(parts: Block): Buffer {
+  let crc = 0
+  for (const p of parts) crc = crc32(p, crc)
+  const out = Buffer.allocUnsafe(CRC_BYTES)
+  out.writeUInt32BE(crc >>> 0)
+  return out
+}
+
+/** The block's bytes when the file holds exactly them and their CRC. */
+function intact(file: Buffer, expectedLength: number): Buffer | undefined {
+  if (file.length !== expectedLength + CRC_BYTES) return undefined
+  const data = file.subarray(0, expectedLength)
+  return crc32(data) >>> 0 === file.readUInt32BE(expectedLength) ? data : undefined
 }

@@ -18,7 +18,7 @@ import { withRetry, type RetryEvent } from '../api/retry.js'
 import type { RetryOptions } from '../api/options.js'
 import { abortable, asNetworkError, contiguousRuns } from './fetch-util.js'
 import { blockSpan, piecesOf, type Span } from './geometry.js'
-import { blockKey } from './memory-cache.js'
+import { blockKey, type Block } from './memory-cache.js'
 import type { ReadOptions } from './options.js'
 import type { RangeSource, RemoteFile } from './source.js'
 
@@ -40,11 +40,11 @@ export interface FetchEvents {
 }
 
 /** Where verified blocks go (the caches), called before any waiter is resolved. */
-export type VerifiedSink = (file: RemoteFile, block: number, data: Buffer) => void
+export type VerifiedSink = (file: RemoteFile, block: number, data: Block) => void
 
 interface PendingBlock {
-  promise: Promise<Buffer>
-  resolve: (b: Buffer) => void
+  promise: Promise<Block>
+  resolve: (b: Block) => void
   reject: (e: unknown) => void
   fetch: Fetch
 }
@@ -137,7 +137,7 @@ export class BlockFetcher {
    * The block's verified bytes if a fetch of it is under way, with `owner` added to that
    * fetch's owners (a prefetch someone now waits for also moves up the queue).
    */
-  join(file: RemoteFile, block: number, owner: object): { promise: Promise<Buffer>; fetch: Fetch } | undefined {
+  join(file: RemoteFile, block: number, owner: object): { promise: Promise<Block>; fetch: Fetch } | undefined {
     const p = this.pending.get(blockKey(file.cacheKey, block))
     if (!p) return undefined
     p.fetch.own(owner)
@@ -159,9 +159,9 @@ export class BlockFetcher {
     fetch.own(owner)
     this.extend(fetch)
     for (let b = first; b < end; b++) {
-      let resolve!: (b: Buffer) => void
+      let resolve!: (b: Block) => void
       let reject!: (e: unknown) => void
-      const promise = new Promise<Buffer>((res, rej) => {
+      const promise = new Promise<Block>((res, rej) => {
         resolve = res
         reject = rej
       })
@@ -248,7 +248,7 @@ export class BlockFetcher {
     this.events.retrying?.(fetch, e.error)
   }
 
-  private deliver(file: RemoteFile, block: number, data: Buffer): void {
+  private deliver(file: RemoteFile, block: number, data: Block): void {
     const key = blockKey(file.cacheKey, block)
     this.sink(file, block, data)
     const p = this.pending.get(key)
@@ -321,12 +321,10 @@ export class BlockFetcher {
     const runEnd = run[run.length - 1]!.span.end
     const verifications: Promise<void>[] = []
     let index = 0
-    let piece: { state: PieceState; hash: Hash; blocks: Buffer[]; filled: number } | null = null
+    let piece: { state: PieceState; hash: Hash; blocks: Buffer[][]; filled: number } | null = null
     const open = (state: PieceState) => {
-      const blocks: Buffer[] = []
-      for (let at = state.span.start; at < state.span.end; at += blockSize) {
-        blocks.push(Buffer.allocUnsafe(Math.min(blockSize, state.span.end - at)))
-      }
+      const blocks: Buffer[][] = []
+      for (let at = state.span.start; at < state.span.end; at += blockSize) blocks.push([])
       return { state, hash: createHash('md5'), blocks, filled: 0 }
     }
     arm()
@@ -346,13 +344,14 @@ export class BlockFetcher {
           const take = Math.min(data.length, span.end - span.start - piece.filled)
           const part = data.subarray(0, take)
           piece.hash.update(part)
+          // The network buffer is kept as it is, cut only where a block ends.
           let offset = piece.filled
-          let copied = 0
-          while (copied < take) {
-            const block = piece.blocks[Math.floor(offset / blockSize)]!
+          let given = 0
+          while (given < take) {
             const into = offset % blockSize
-            const n = part.copy(block, into, copied, Math.min(take, copied + block.length - into))
-            copied += n
+            const n = Math.min(take - given, blockSize - into)
+            piece.blocks[Math.floor(offset / blockSize)]!.push(part.subarray(given, given + n))
+            given += n
             offset += n
           }
           piece.filled += take
@@ -375,7 +374,7 @@ export class BlockFetcher {
     }
   }
 
-  private async verify(fetch: Fetch, state: PieceState, actual: string, blocks: Buffer[], signal: AbortSignal): Promise<void> {
+  private async verify(fetch: Fetch, state: PieceState, actual: string, blocks: Block[], signal: AbortSignal): Promise<void> {
     const { file } = fetch
     let expected: string
     try {

@@ -1,15 +1,19 @@
 // Verified blocks in memory, least recently used out first, bounded in bytes. A block
-// handed to a read stays valid after eviction (the read holds the Buffer), so eviction
-// never takes bytes from under a reader.
+// handed to a read stays valid after eviction (the read holds its parts, which are
+// never reused), so eviction never takes bytes from under a reader.
 import { LRUCache } from 'lru-cache'
+import { bytesLength } from './bytes.js'
+
+/** A verified block: its bytes as the parts they arrived in. */
+export type Block = readonly Buffer[]
 
 export class MemoryBlockCache {
-  private readonly lru: LRUCache<string, Buffer>
+  private readonly lru: LRUCache<string, Block>
 
   constructor(readonly maxBytes: number) {
-    this.lru = new LRUCache<string, Buffer>({
+    this.lru = new LRUCache<string, Block>({
       maxSize: Math.max(1, maxBytes),
-      sizeCalculation: (b) => Math.max(1, b.length),
+      sizeCalculation: (b) => Math.max(1, bytesLength(b)),
     })
   }
 
@@ -18,7 +22,7 @@ export class MemoryBlockCache {
    * not come back for what it has read, and bumping it would make the blocks it
    * prefetched (not yet read) the first to go.
    */
-  get(key: string, touch = true): Buffer | undefined {
+  get(key: string, touch = true): Block | undefined {
     return touch ? this.lru.get(key) : this.lru.peek(key)
   }
 
@@ -26,9 +30,9 @@ export class MemoryBlockCache {
     return this.lru.has(key)
   }
 
-  set(key: string, block: Buffer): void {
+  set(key: string, block: Block): void {
     // A block larger than the whole budget is not kept (lru-cache would refuse it anyway).
-    if (block.length > this.maxBytes) return
+    if (bytesLength(block) > this.maxBytes) return
     this.lru.set(key, block)
   }
 

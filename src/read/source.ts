@@ -1,6 +1,7 @@
 // What the read path needs from the service, and nothing more. The mount wires the
 // client (src/api) into this port; tests of src/read drive it with the real client
 // against the local service, or with a small in-memory source for pure chunk logic.
+import type { Bytes } from './bytes.js'
 
 /** One file of one transfer, as the read path knows it. */
 export interface RemoteFile {
@@ -52,8 +53,8 @@ export interface FileContent {
 }
 
 export interface ContentHandle {
-  /** Up to `length` bytes at `position` (fewer only at end of file), verified. */
-  read(position: number, length: number): Promise<Buffer>
+  /** Up to `length` bytes at `position` (fewer only at end of file), verified; as parts, not copied together. */
+  read(position: number, length: number): Promise<Bytes>
   /** The handle is gone (release): stop its prefetch. */
   close(): void
 }

@@ -2,6 +2,7 @@
 // bytes out. It knows nothing of FUSE; tests drive it directly. Errors are thrown as
 // FsError (a POSIX code the core chose) or as the client's errors (ServiceError,
 // NetworkError, IntegrityError), which the adapter alone maps to errno.
+import type { Bytes } from '../read/bytes.js'
 
 export type FsErrorCode =
   | 'ENOENT' | 'EACCES' | 'EPERM' | 'EIO' | 'EROFS' | 'EEXIST' | 'ENOTDIR' | 'EISDIR'
@@ -50,7 +51,7 @@ export interface FileSystemCore {
   getattr(path: string): Promise<NodeAttr>
   readdir(path: string): Promise<string[]>
   open(path: string, flags: OpenFlags): Promise<number>
-  read(path: string, fh: number, length: number, position: number): Promise<Buffer>
+  read(path: string, fh: number, length: number, position: number): Promise<Bytes>
   release(path: string, fh: number): Promise<void>
   statfs(path: string): Promise<StatFs>
   getxattr(path: string, name: string): Promise<Buffer>

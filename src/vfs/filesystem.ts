@@ -2,6 +2,7 @@
 // outbox, by-id, .status), plus the one writable node, a locked transfer's `.password`.
 // Everything else that would change the tree answers EROFS.
 import type { ContentHandle, FileContent } from '../read/source.js'
+import type { Bytes } from '../read/bytes.js'
 import { idleStatus, type TransferCatalog, type StatusSource } from './catalog.js'
 import { FsError, type FileSystemCore, type NodeAttr, type OpenFlags, type StatFs } from './core.js'
 import { HandleTable } from './handles.js'
@@ -91,7 +92,7 @@ export class TransferFileSystem implements FileSystemCore {
     }
   }
 
-  async read(_path: string, fh: number, length: number, position: number): Promise<Buffer> {
+  async read(_path: string, fh: number, length: number, position: number): Promise<Bytes> {
     const handle = this.handles.get(fh)
     switch (handle.kind) {
       case 'memory':

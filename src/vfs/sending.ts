@@ -6,6 +6,7 @@
 // link to the status text the mount keeps on disk (a regular file here would be read
 // through the kernel's 30 s attribute cache, cut to an old size).
 import { FsError, type FileSystemCore, type NodeAttr, type OpenFlags, type StatFs } from './core.js'
+import type { Bytes } from '../read/bytes.js'
 import type { TransferFileSystem } from './filesystem.js'
 import { HandleTable } from './handles.js'
 import { splitPath } from './nodes.js'
@@ -125,7 +126,7 @@ export class SendingFileSystem implements FileSystemCore {
     throw new FsError('EINVAL')
   }
 
-  async read(path: string, fh: number, length: number, position: number): Promise<Buffer> {
+  async read(path: string, fh: number, length: number, position: number): Promise<Bytes> {
     const h = this.handles.get(fh)
     switch (h.kind) {
       case 'inner': return this.inner.read(path, h.fh, length, position)

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { DeadlineError, IntegrityError, NetworkError, OfflineError } from '../../src/api/errors.js'
 import { ReadPath } from '../../src/read/content.js'
 import { MemorySource, SMALL_GRID } from './memory-source.js'
+import { toBuffer } from '../../src/read/bytes.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -41,7 +42,7 @@ describe('read path', () => {
           let next = 0
           for (const r of c.reads) {
             const pos = r.seq ? next : r.pos
-            const got = await h.read(pos, r.len)
+            const got = toBuffer(await h.read(pos, r.len))
             const want = data.subarray(Math.min(pos, c.size), Math.min(c.size, pos + r.len))
             expect(got.equals(want)).toBe(true)
             next = pos + r.len
@@ -61,7 +62,7 @@ describe('read path', () => {
     const rp = await ReadPath.create(source, small)
     const h = rp.open(file)
     for (let pos = 0; pos < data.length; pos += 8 * KiB) {
-      expect((await h.read(pos, 8 * KiB)).equals(data.subarray(pos, pos + 8 * KiB))).toBe(true)
+      expect((toBuffer(await h.read(pos, 8 * KiB))).equals(data.subarray(pos, pos + 8 * KiB))).toBe(true)
     }
     expect(rp.stats.mismatches).toBeGreaterThan(0)
     expect(rp.stats.retries).toBeGreaterThan(0)
@@ -84,7 +85,7 @@ describe('read path', () => {
     const file = source.add('f', data)
     source.corrupt = (_call, attempt) => attempt <= 4
     const rp = await ReadPath.create(source, small)
-    expect((await rp.open(file).read(50 * KiB, 100)).equals(data.subarray(50 * KiB, 50 * KiB + 100))).toBe(true)
+    expect((toBuffer(await rp.open(file).read(50 * KiB, 100))).equals(data.subarray(50 * KiB, 50 * KiB + 100))).toBe(true)
     expect(rp.stats.mismatches).toBe(4)
   })
 
@@ -93,7 +94,7 @@ describe('read path', () => {
     const data = randomBytes(3000)
     const file = source.add('f', data)
     const rp = await ReadPath.create(source, small)
-    expect((await rp.open(file).read(0, 5000)).equals(data)).toBe(true)
+    expect((toBuffer(await rp.open(file).read(0, 5000))).equals(data)).toBe(true)
     expect(source.hashCalls).toBe(0)
     // a wrong md5 is a mismatch even though the bytes are what the server sent
     const liar = { ...source.add('g', data), md5: '0'.repeat(32) }
@@ -119,7 +120,7 @@ describe('read path', () => {
     const rp = await ReadPath.create(source, { ...small, headSize: 64 * KiB })
     const handles = Array.from({ length: 8 }, () => rp.open(file))
     const got = await Promise.all(handles.map((h, i) => h.read(i * 8 * KiB, 1000)))
-    got.forEach((g, i) => expect(g.equals(data.subarray(i * 8 * KiB, i * 8 * KiB + 1000))).toBe(true))
+    got.forEach((g, i) => expect(toBuffer(g).equals(data.subarray(i * 8 * KiB, i * 8 * KiB + 1000))).toBe(true))
     expect(source.ranges.length).toBe(1)
     expect(rp.stats.fetches).toBe(1)
     // one hash call per 16 KiB piece, not one per waiter
@@ -135,7 +136,7 @@ describe('read path', () => {
     source.bufferSize = 4 * KiB
     const rp = await ReadPath.create(source, { ...small, headSize: 64 * KiB, stallTimeoutMs: 60_000 })
     const h = rp.open(file)
-    expect((await h.read(100, 1000)).equals(data.subarray(100, 1100))).toBe(true)
+    expect((toBuffer(await h.read(100, 1000))).equals(data.subarray(100, 1100))).toBe(true)
     expect(source.ranges).toHaveLength(1)
     expect(source.ranges[0]!.end - source.ranges[0]!.start).toBe(64 * KiB)
     expect(source.bytesSent).toBeLessThan(64 * KiB)
@@ -150,12 +151,12 @@ describe('read path', () => {
     const other = source.addRandom('other', 64 * KiB)
     const rp = await ReadPath.create(source, { ...small, maxConcurrentFetches: 2, readAhead: 1 * MiB })
     const h = rp.open(big)
-    for (let pos = 0; pos < 256 * KiB; pos += 4 * KiB) await h.read(pos, 4 * KiB)
+    for (let pos = 0; pos < 256 * KiB; pos += 4 * KiB) toBuffer(await h.read(pos, 4 * KiB))
     // from now on every range of the big file hangs: its prefetches fill what they may
     source.stallAfter = 0
     source.stalls = (call) => call.file === 'big'
     void h.read(256 * KiB, 4 * KiB).catch(() => {})
-    const got = await rp.open(other).read(0, 1000)
+    const got = toBuffer(await rp.open(other).read(0, 1000))
     expect(got.equals(source.files.get('other')!.subarray(0, 1000))).toBe(true)
     h.close()
   })
@@ -169,7 +170,7 @@ describe('read path', () => {
     const files = Array.from({ length: 300 }, (_, i) => source.add(`f${i}`, data, { md5 }))
     for (const f of files) {
       const h = rp.open(f)
-      expect((await h.read(0, 4 * KiB)).equals(data.subarray(0, 4 * KiB))).toBe(true)
+      expect((toBuffer(await h.read(0, 4 * KiB))).equals(data.subarray(0, 4 * KiB))).toBe(true)
       h.close()
     }
     // the default head is 1 MiB: 300 MiB in all, against 300 × 50 MiB for whole chunks
@@ -191,7 +192,7 @@ describe('read path', () => {
       // the kernel sends readahead requests several at a time
       const batch = [0, 1, 2, 3].map((k) => pos + k * step).filter((p) => p < data.length)
       const got = await Promise.all(batch.map((p) => h.read(p, step)))
-      got.forEach((g, k) => expect(g.equals(data.subarray(batch[k]!, batch[k]! + step))).toBe(true))
+      got.forEach((g, k) => expect(toBuffer(g).equals(data.subarray(batch[k]!, batch[k]! + step))).toBe(true))
       pos += (batch.length - 1) * step
       inFlightAhead = Math.max(inFlightAhead, source.ranges.filter((r) => r.start >= pos + 4 * step).length)
     }
@@ -211,7 +212,7 @@ describe('read path', () => {
     const file = source.addRandom('f', 2 * MiB)
     const rp = await ReadPath.create(source, small)
     const h = rp.open(file)
-    for (let pos = 0; pos < 64 * KiB; pos += 4 * KiB) await h.read(pos, 4 * KiB)
+    for (let pos = 0; pos < 64 * KiB; pos += 4 * KiB) toBuffer(await h.read(pos, 4 * KiB))
     source.stallAfter = 0 // prefetches from now on hang until cancelled
     await h.read(64 * KiB, 4 * KiB).catch(() => {})
     const hanging = source.ranges.filter((r) => r.start > 64 * KiB)
@@ -225,9 +226,9 @@ describe('read path', () => {
     const source = new MemorySource()
     const rp = await ReadPath.create(source, small)
     const v1 = source.add('f', Buffer.alloc(10 * KiB, 1), { key: 'v1' })
-    expect((await rp.open(v1).read(0, 100))[0]).toBe(1)
+    expect((toBuffer(await rp.open(v1).read(0, 100)))[0]).toBe(1)
     const v2 = source.add('f', Buffer.alloc(10 * KiB, 2), { key: 'v2' })
-    expect((await rp.open(v2).read(0, 100))[0]).toBe(2)
+    expect((toBuffer(await rp.open(v2).read(0, 100)))[0]).toBe(2)
   })
 
   it('unreachable: cached blocks stay readable, others fail at the deadline with the network error as cause', async () => {
@@ -236,9 +237,9 @@ describe('read path', () => {
     const file = source.add('f', data)
     const rp = await ReadPath.create(source, small)
     const h = rp.open(file)
-    await h.read(0, 8 * KiB)
+    toBuffer(await h.read(0, 8 * KiB))
     source.offline = true
-    expect((await rp.open(file).read(100, 4000)).equals(data.subarray(100, 4100))).toBe(true)
+    expect((toBuffer(await rp.open(file).read(100, 4000))).equals(data.subarray(100, 4100))).toBe(true)
     const err = await rp.open(file).read(150 * KiB, 100).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(DeadlineError)
     expect((err as DeadlineError).cause).toBeInstanceOf(NetworkError)
@@ -250,19 +251,19 @@ describe('read path', () => {
     const file = source.add('f', data)
     const rp = await ReadPath.create(source, { ...small, deadlineMs: 5000 })
     const reader = rp.open(file)
-    expect((await reader.read(0, 8 * KiB)).equals(data.subarray(0, 8 * KiB))).toBe(true)
+    expect((toBuffer(await reader.read(0, 8 * KiB))).equals(data.subarray(0, 8 * KiB))).toBe(true)
     source.offline = true
     source.reachable.set(false)
     const started = Date.now()
     await expect(rp.open(file).read(150 * KiB, 100)).rejects.toBeInstanceOf(OfflineError)
     expect(Date.now() - started).toBeLessThan(100)
-    expect((await rp.open(file).read(100, 4000)).equals(data.subarray(100, 4100))).toBe(true)
+    expect((toBuffer(await rp.open(file).read(100, 4000))).equals(data.subarray(100, 4100))).toBe(true)
     // The reader that was reading before the outage waits, and gets its bytes once the service is back.
     const waiting = reader.read(100 * KiB, 4 * KiB)
     await new Promise((r) => setTimeout(r, 200))
     source.offline = false
     source.reachable.set(true)
-    expect((await waiting).equals(data.subarray(100 * KiB, 104 * KiB))).toBe(true)
+    expect(toBuffer(await waiting).equals(data.subarray(100 * KiB, 104 * KiB))).toBe(true)
   })
 
   it('a cold read waiting on retries fails as soon as the service is found unreachable', async () => {
@@ -295,7 +296,7 @@ describe('read path', () => {
       { pos: 1, len: 320 },
     ]
     for (const { pos, len } of reads) {
-      const got = await h.read(pos, len)
+      const got = toBuffer(await h.read(pos, len))
       expect(got.equals(data.subarray(Math.min(pos, data.length), Math.min(data.length, pos + len)))).toBe(true)
     }
     h.close()
@@ -309,7 +310,7 @@ describe('read path', () => {
     const rp = await ReadPath.create(source, { ...small, memoryCacheSize: budget })
     const h = rp.open(file)
     for (let pos = 0; pos < data.length; pos += 16 * KiB) {
-      expect((await h.read(pos, 16 * KiB)).equals(data.subarray(pos, pos + 16 * KiB))).toBe(true)
+      expect((toBuffer(await h.read(pos, 16 * KiB))).equals(data.subarray(pos, pos + 16 * KiB))).toBe(true)
       expect(rp.memory.bytes).toBeLessThanOrEqual(budget)
     }
     expect(rp.memory.bytes).toBeGreaterThan(0)

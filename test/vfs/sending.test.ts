@@ -15,6 +15,7 @@ import { TransferFileSystem } from '../../src/vfs/filesystem.js'
 import { parseAddresses, SendingFileSystem } from '../../src/vfs/sending.js'
 import { ServiceCatalog } from '../../src/vfs/service-catalog.js'
 import { startTestService, type TestService } from '../support/service.js'
+import { toBuffer } from '../../src/read/bytes.js'
 
 let service: TestService
 let client: TransferClient
@@ -100,7 +101,7 @@ describe('sending through the mount core', () => {
     })
     expect((await sending.sentLog.list()).length).toBe(1)
     const fh = await fs.open(`/sent/${folder}/more/extra.txt`, C.O_RDONLY)
-    expect((await fs.read(`/sent/${folder}/more/extra.txt`, fh, 100, 0)).toString()).toBe('added later\n')
+    expect((toBuffer(await fs.read(`/sent/${folder}/more/extra.txt`, fh, 100, 0))).toString()).toBe('added later\n')
     await fs.release(`/sent/${folder}/more/extra.txt`, fh)
   })
 

@@ -4,6 +4,7 @@ import { FsError } from '../../src/vfs/core.js'
 import { TransferFileSystem } from '../../src/vfs/filesystem.js'
 import { byteLength, isSafeName } from '../../src/vfs/names.js'
 import { FakeCatalog, FakeClock, FakeContent, makeFile, makeTransfer } from './fakes.js'
+import { toBuffer } from '../../src/read/bytes.js'
 
 const S_IFDIR = 0o040000
 
@@ -33,7 +34,7 @@ async function walk(fs: TransferFileSystem, dir: string): Promise<string[]> {
 async function readAll(fs: TransferFileSystem, path: string): Promise<Buffer> {
   const fh = await fs.open(path, 0)
   try {
-    return await fs.read(path, fh, 1 << 20, 0)
+    return toBuffer(await fs.read(path, fh, 1 << 20, 0))
   } finally {
     await fs.release(path, fh)
   }
