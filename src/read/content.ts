@@ -161,25 +161,45 @@ class Handle implements ContentHandle {
     const reach = this.warm ? undefined : this.path.source.reachability
     if (reach && !reach.online && !this.allCached(first, end)) throw reach.offlineError()
     let stopWatching = () => {}
+    const stop = Math.min(file.size, position + length)
+    // A random read (a jump past the file's head) that nothing holds yet fetches only its
+    // own few KiB, verified on their own; the head of a file (what type sniffers and
+    // thumbnailers peek at) and sequential runs go by whole blocks, which the caches keep.
+    const random = !sequential && position >= this.path.options.headSize && !this.allPresent(first, end)
+    const gone = new AbortController()
     try {
-      const parts = this.obtain(first, end, token, touched, !sequential)
-      if (sequential) this.prefetch()
-      let all = Promise.all(parts)
+      let work: Promise<Bytes>
+      if (random) {
+        const span = alignedSpan(position, stop, file.size, this.path.options.randomReadAlign)
+        work = this.path.fetcher.verifiedSpan(file, span, gone.signal).then((parts) => sliceParts(parts, position - span.start, stop - span.start))
+      } else {
+        const parts = this.obtain(first, end, token, touched, !sequential)
+        if (sequential) this.prefetch()
+        work = Promise.all(parts).then((blocks) => assemble(blocks, first * blockSize, position, stop))
+      }
       if (reach) {
         // The service found unreachable while this cold read waits: it fails now, not at its deadline.
         const offline = new Promise<never>((_, reject) => {
           stopWatching = reach.onChange((state) => { if (!state.online) reject(reach.offlineError()) })
         })
-        all = Promise.race([all, offline])
+        work = Promise.race([work, offline])
       }
-      const blocks = await all
+      const bytes = await work
       this.warm = true
-      return assemble(blocks, first * blockSize, position, Math.min(file.size, position + length))
+      return bytes
     } finally {
+      // A random read nobody waits for any more (failed, offline) stops its retries.
+      gone.abort(new DOMException('the read ended', 'AbortError'))
       stopWatching()
       token.over = true
       for (const f of touched) f.release(token)
     }
+  }
+
+  /** Every block cached or being fetched already. */
+  private allPresent(first: number, end: number): boolean {
+    for (let b = first; b < end; b++) if (!this.path.present(this.file, b)) return false
+    return true
   }
 
   private allCached(first: number, end: number): boolean {
@@ -275,6 +295,11 @@ class Handle implements ContentHandle {
       }
     }
   }
+}
+
+/** [from, to) widened to `align` boundaries, within the file. */
+function alignedSpan(from: number, to: number, size: number, align: number): { start: number; end: number } {
+  return { start: Math.floor(from / align) * align, end: Math.min(size, Math.ceil(to / align) * align) }
 }
 
 /** Bytes [from, to) of the file out of consecutive blocks starting at byte `base`, as views into their parts. */

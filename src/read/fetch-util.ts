@@ -41,3 +41,18 @@ export function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
     )
   })
 }
+
+/**
+ * One try of `fn` that may last at most `ms`: past that it is aborted and fails as a
+ * network timeout (a transient fault, retried), unlike an abort by the caller's `signal`.
+ */
+export async function within<T>(ms: number, signal: AbortSignal, what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const timeout = AbortSignal.timeout(ms)
+  const both = AbortSignal.any([signal, timeout])
+  try {
+    return await abortable(fn(both), both)
+  } catch (e) {
+    if (timeout.aborted && !signal.aborted) throw new NetworkError(`${what} took longer than ${ms} ms`, 'ETIMEDOUT')
+    throw e
+  }
+}

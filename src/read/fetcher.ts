@@ -16,7 +16,8 @@ import { DeadlineError, IntegrityError, NetworkError } from '../api/errors.js'
 import { classify } from '../api/failure.js'
 import { withRetry, type RetryEvent } from '../api/retry.js'
 import type { RetryOptions } from '../api/options.js'
-import { abortable, asNetworkError, contiguousRuns } from './fetch-util.js'
+import { bytesLength } from './bytes.js'
+import { abortable, asNetworkError, contiguousRuns, within } from './fetch-util.js'
 import { blockSpan, piecesOf, type Span } from './geometry.js'
 import { blockKey, type Block } from './memory-cache.js'
 import type { ReadOptions } from './options.js'
@@ -58,6 +59,21 @@ interface PieceState {
 
 let nextFetchId = 0
 
+/** A run of failed tries: since when, how many, and the last reason. */
+interface Trouble {
+  since: number
+  tries: number
+  error: unknown
+}
+
+/** The error a reader gets: transient faults that outlasted the deadline, or a definitive answer as it is. */
+function gaveUp(file: RemoteFile, e: unknown, trouble: Trouble | null): Error {
+  const last = asNetworkError(e)
+  if (!trouble || !classify('download', e).retry) return last
+  const seconds = Math.round((Date.now() - trouble.since) / 1000)
+  return new DeadlineError(`reading ${file.fileName}: still failing after ${trouble.tries + 1} tries in ${seconds} s: ${last.message}`, { cause: last })
+}
+
 export class Fetch {
   readonly id = `fetch-${++nextFetchId}`
   readonly controller = new AbortController()
@@ -66,7 +82,7 @@ export class Fetch {
   /** ms since the epoch: the fetch gives up retrying then; a reader joining or bytes verified move it on. */
   deadlineAt = 0
   /** While retrying: since when, how many tries failed, and the last reason. */
-  trouble: { since: number; tries: number; error: unknown } | null = null
+  trouble: Trouble | null = null
 
   constructor(
     readonly file: RemoteFile,
@@ -94,6 +110,8 @@ export class Fetch {
 /** Counters for tests and the status command. */
 export interface FetchStats {
   fetches: number
+  /** Random reads served by a small verified range of their own. */
+  spans: number
   bytesReceived: number
   mismatches: number
   retries: number
@@ -110,7 +128,7 @@ export class BlockFetcher {
   private readonly hashRequests = new Map<string, Promise<string>>()
   /** Expected piece hashes: immutable for a cacheKey, so worth keeping across fetches. */
   private readonly hashes = new LRUCache<string, string>({ max: 20_000 })
-  readonly stats: FetchStats = { fetches: 0, bytesReceived: 0, mismatches: 0, retries: 0 }
+  readonly stats: FetchStats = { fetches: 0, spans: 0, bytesReceived: 0, mismatches: 0, retries: 0 }
 
   /** Fetches retrying now (for the status). */
   readonly retrying = new Set<Fetch>()
@@ -296,9 +314,7 @@ export class BlockFetcher {
       })
     } catch (e) {
       if (signal.aborted) throw signal.reason
-      const last = asNetworkError(e)
-      // Transient faults that outlasted the deadline; a definitive answer is passed on as it is.
-      throw fetch.trouble && classify('download', e).retry ? new DeadlineError(`reading ${file.fileName}: still failing after ${fetch.trouble.tries + 1} tries in ${Math.round((Date.now() - fetch.trouble.since) / 1000)} s: ${last.message}`, { cause: last }) : last
+      throw gaveUp(file, e, fetch.trouble)
     }
   }
 
@@ -398,6 +414,55 @@ export class BlockFetcher {
     blocks.forEach((data, i) => this.deliver(file, first + i, data))
   }
 
+  /**
+   * Bytes of `span` fetched and verified on their own, not cached: what a random read
+   * needs (a few KiB) instead of whole blocks, its range hash asked at the same time as
+   * its bytes. Retried like any fetch, until the read's deadline.
+   */
+  verifiedSpan(file: RemoteFile, span: Span, signal: AbortSignal): Promise<Buffer[]> {
+    const { stallTimeoutMs } = this.settings
+    const deadlineAt = Date.now() + this.settings.deadlineMs
+    const key = hashKey(file, span)
+    this.stats.spans++
+    let trouble: Trouble | null = null
+    return withRetry(async () => {
+      const known = this.hashes.get(key)
+      const expected = known !== undefined ? Promise.resolve(known) : this.hashOnce(file, span, signal)
+      expected.catch(() => {})
+      const parts = await this.queue.add(() => within(stallTimeoutMs, signal, 'a range', async (s) => {
+        const got: Buffer[] = []
+        for await (const part of this.source.streamRange(file, span.start, span.end, s)) got.push(part)
+        return got
+      }), { priority: DEMAND, signal })
+      this.stats.bytesReceived += bytesLength(parts)
+      const actual = md5Of(parts)
+      const hex = (await expected).trim().toLowerCase()
+      if (hex !== actual) {
+        this.stats.mismatches++
+        this.hashes.delete(key)
+        throw new IntegrityError(`bytes ${span.start}-${span.end - 1} of ${file.fileName} do not match their hash`, hex, actual)
+      }
+      this.hashes.set(key, hex)
+      return parts
+    }, {
+      kind: 'download', policy: this.policy, signal, deadline: () => deadlineAt,
+      onRetry: (e) => {
+        this.stats.retries++
+        trouble = trouble ? { ...trouble, tries: trouble.tries + 1 } : { since: Date.now(), tries: 1, error: e.error }
+      },
+    }).catch((e: unknown) => {
+      throw signal.aborted ? e : gaveUp(file, e, trouble)
+    })
+  }
+
+  /** One GetRangeHash of `span`, in the hash queue, bounded by hashTimeoutMs. */
+  private hashOnce(file: RemoteFile, span: Span, signal: AbortSignal): Promise<string> {
+    return this.hashQueue.add(
+      () => within(this.settings.hashTimeoutMs, signal, 'a range hash', (s) => this.source.rangeHash(file, span.start, span.end - span.start, s)),
+      { signal },
+    )
+  }
+
   /** The piece's expected MD5: the file's own for a whole-file piece, else GetRangeHash, retried under the fetch's deadline. */
   private expectedHash(fetch: Fetch, span: Span): Promise<string> {
     const { file } = fetch
@@ -408,18 +473,7 @@ export class BlockFetcher {
     const asked = this.hashRequests.get(key)
     if (asked) return asked
     const signal = fetch.controller.signal
-    const { hashTimeoutMs } = this.settings
-    const once = () => this.hashQueue.add(async () => {
-      const timeout = AbortSignal.timeout(hashTimeoutMs)
-      const trySignal = AbortSignal.any([signal, timeout])
-      try {
-        return await abortable(this.source.rangeHash(file, span.start, span.end - span.start, trySignal), trySignal)
-      } catch (e) {
-        if (timeout.aborted && !signal.aborted) throw new NetworkError(`range hash took longer than ${hashTimeoutMs} ms`, 'ETIMEDOUT')
-        throw e
-      }
-    }, { signal })
-    const request = withRetry(once, {
+    const request = withRetry(() => this.hashOnce(file, span, signal), {
       kind: 'hash', policy: this.policy, signal,
       deadline: () => fetch.deadlineAt,
       onRetry: (e) => this.troubled(fetch, e),
@@ -433,6 +487,12 @@ export class BlockFetcher {
     this.hashRequests.set(key, request)
     return request
   }
+}
+
+function md5Of(parts: readonly Buffer[]): string {
+  const hash = createHash('md5')
+  for (const p of parts) hash.update(p)
+  return hash.digest('hex')
 }
 
 function hashKey(file: RemoteFile, span: Span): string {

@@ -29,6 +29,12 @@ export interface ReadOptions {
    * many files; this keeps each such peek at ~1 MiB instead of a 50 MiB chunk.
    */
   headSize: number
+  /**
+   * Bytes a random read's own verified range is aligned to. A read that jumps into a
+   * part of a file nothing holds fetches just its span (a 4 KiB read: 4 KiB, not the
+   * 1 MiB block), with its range hash asked at the same time; the caches keep blocks only.
+   */
+  randomReadAlign: number
   /** Bytes a sequential reader keeps fetched or in flight ahead of its position (bounded prefetch). */
   readAhead: number
   /**
@@ -70,6 +76,7 @@ export const DEFAULT_READ_OPTIONS: ReadOptions = {
   pieceSize: 5 * MiB,
   blockSize: 1 * MiB,
   headSize: 1 * MiB,
+  randomReadAlign: 4 * KiB,
   readAhead: 100 * MiB,
   sequentialSlack: 8 * MiB,
   maxConcurrentFetches: 4,
@@ -87,7 +94,7 @@ export const DEFAULT_READ_OPTIONS: ReadOptions = {
 /** Defaults overlaid with what the caller set; throws on sizes that do not nest. */
 export function resolveReadOptions(partial: Partial<ReadOptions> = {}): ReadOptions {
   const o: ReadOptions = { ...DEFAULT_READ_OPTIONS, ...partial }
-  const positive = ['chunkSize', 'pieceSize', 'blockSize', 'headSize', 'maxConcurrentFetches', 'maxConcurrentHashes', 'deadlineMs'] as const
+  const positive = ['chunkSize', 'pieceSize', 'blockSize', 'headSize', 'randomReadAlign', 'maxConcurrentFetches', 'maxConcurrentHashes', 'deadlineMs'] as const
   for (const k of positive) {
     if (!Number.isInteger(o[k]) || o[k] <= 0) throw new RangeError(`read option ${k} must be a positive integer`)
   }

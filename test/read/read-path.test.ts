@@ -127,6 +127,23 @@ describe('read path', () => {
     expect(source.hashCalls).toBe(4)
   })
 
+  it('a random read past the head fetches and verifies only its own aligned span, damaged bytes fetched again', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(512 * KiB)
+    const file = source.add('f', data)
+    source.corrupt = (call, attempt) => call.start === 200 * KiB && attempt <= 2
+    const rp = await ReadPath.create(source, small)
+    const h = rp.open(file)
+    const got = toBuffer(await h.read(200 * KiB + 10, 100))
+    expect(got.equals(data.subarray(200 * KiB + 10, 200 * KiB + 110))).toBe(true)
+    // 4 KiB aligned, three times (two damaged answers), and its hash asked each time.
+    expect(source.rangesOf('f').map((r) => [r.start, r.end])).toEqual([[200 * KiB, 204 * KiB], [200 * KiB, 204 * KiB], [200 * KiB, 204 * KiB]])
+    expect(rp.stats.mismatches).toBe(2)
+    expect(rp.stats.spans).toBe(1)
+    // Not cached as blocks: the caches keep whole verified blocks only.
+    expect(rp.memory.count).toBe(0)
+  })
+
   it('a read waits only for its own piece, not for the whole range', async () => {
     const source = new MemorySource()
     const data = randomBytes(64 * KiB)
