@@ -2,6 +2,7 @@
 // TLS trusting the configured CA, a timeout on every request (connect, headers, body
 // idle) and the caller's AbortSignal. Failures to reach the service become NetworkError;
 // HTTP statuses are returned as they are, for the layers above to judge.
+import { createSecureContext, type SecureContext } from 'node:tls'
 import { Pool } from 'undici'
 import type { Dispatcher } from 'undici'
 import { Connectivity } from './connectivity.js'
@@ -48,13 +49,25 @@ export class Transport {
     })
   }
 
+  private tlsContext: SecureContext | undefined
+
+  /**
+   * One TLS context for every connection: given only `ca`, each new connection built a
+   * context of its own (parsing the certificates again), a visible share of a cold read.
+   */
+  private secureContext(): SecureContext | undefined {
+    if (this.ca === undefined) return undefined
+    this.tlsContext ??= createSecureContext({ ca: this.ca })
+    return this.tlsContext
+  }
+
   private pool(origin: string): Pool {
     let pool = this.pools.get(origin)
     if (!pool) {
       if (this.closed) throw new NetworkError('the client is closed', 'CLIENT_CLOSED')
       pool = new Pool(origin, {
         connections: this.connectionsPerOrigin,
-        connect: { ca: this.ca, timeout: this.timeouts.connectMs },
+        connect: { secureContext: this.secureContext(), timeout: this.timeouts.connectMs },
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyIdleMs,
       })
