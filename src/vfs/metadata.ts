@@ -315,11 +315,17 @@ export class MetadataStore {
   }
 
   private async loadInbox(): Promise<FolderListing> {
-    const transfers = await this.catalog.inbox()
-    return buildListing(
-      'inbox',
-      transfers.filter(isReadable).map((summary) => ({ ref: idRef(summary.id), summary })),
-    )
+    const transfers = (await this.catalog.inbox()).filter(isReadable)
+    // An inbox page carries each transfer's files as details would give them to a
+    // recipient: opening the folder needs no call of its own (a file manager's indexer
+    // walking 5,000 transfers made 5,000 details calls). A protected transfer's page
+    // entry has no files: its details come with the password.
+    for (const summary of transfers) {
+      if (!summary.passwordprotected && Array.isArray(summary.files) && summary.files.length > 0) {
+        this.detailsOf(idRef(summary.id)).set({ state: 'found', transfer: summary })
+      }
+    }
+    return buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary })))
   }
 
   private async loadSent(concurrency: number): Promise<FolderListing> {

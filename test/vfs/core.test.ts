@@ -331,14 +331,23 @@ describe('listings: cache, refresh, offline', () => {
     expect(await fs.readdir(`/inbox/${names[0]}`)).toHaveLength(3)
     await fs.whenIdle()
     expect(await fs.readdir('/inbox')).toEqual(names)
-    await expect(fs.readdir(`/inbox/${names[1]}`)).rejects.toBeInstanceOf(NetworkError)
+    // Every inbox folder's files came with the listing: readable offline too, without a call.
+    expect(await fs.readdir(`/inbox/${names[1]}`)).toHaveLength(3)
+    // A transfer the listings never showed needs the service.
+    await expect(fs.readdir('/by-id/unknown1')).rejects.toBeInstanceOf(NetworkError)
     // A stat storm on uncached content while offline costs one call, not one per stat.
     const calls = catalog.calls.details
-    for (let i = 0; i < 10; i++) await expect(fs.getattr(`/inbox/${names[1]}/notes`)).rejects.toBeInstanceOf(NetworkError)
+    for (let i = 0; i < 10; i++) await expect(fs.getattr('/by-id/unknown1/notes')).rejects.toBeInstanceOf(NetworkError)
     expect(catalog.calls.details).toBe(calls)
-    catalog.offline = false
-    clock.advance(TTL)
-    expect(await fs.readdir(`/inbox/${names[1]}`)).toHaveLength(3)
+  })
+
+  it('an inbox folder listed right after the inbox makes no call: its files came with the page', async () => {
+    const { catalog, fs } = setup()
+    for (let i = 0; i < 5; i++) catalog.add(withFiles(`p${i}`))
+    const names = await fs.readdir('/inbox')
+    const before = { ...catalog.calls }
+    for (const name of names) expect(await fs.readdir(`/inbox/${name}`)).toHaveLength(3)
+    expect(catalog.calls).toEqual(before)
   })
 
   it('first listing while offline fails with the network error, then works once back', async () => {
@@ -394,7 +403,7 @@ describe('probe names', () => {
     const t = catalog.add(withFiles('pr2'))
     t.files.push(makeFile('pr2', 'desktop.ini'))
     const [name] = await fs.readdir('/inbox')
-    await expect(fs.getattr(`/inbox/${name}/desktop.ini`)).rejects.toMatchObject({ code: 'ENOENT' })
+    // The listing carried the folder's files: the real desktop.ini is there at once.
     expect(await fs.readdir(`/inbox/${name}`)).toContain('desktop.ini')
     expect((await fs.getattr(`/inbox/${name}/desktop.ini`)).mode).toBe(S_IFREG | 0o444)
   })
