@@ -16,6 +16,7 @@ import { formatBytes } from './output/format.js'
 import { writeJson } from './output/json.js'
 import { styleFor } from './output/style.js'
 import { renderFields, renderTable } from './output/table.js'
+import { createOwnerOnly } from '../config/owner-only.js'
 
 /** A setting by its key ("apiUrl"), flag name ("api-url", "--api-url") or variable (TRANSFERFS_API_URL). */
 export function findSetting(name: string): SettingSpec {
@@ -66,6 +67,7 @@ async function readConfigObject(file: string): Promise<Record<string, unknown>> 
 
 /** Replaces the config file whole: a crash leaves the old file or the new one, never half of one. */
 async function writeConfigObject(file: string, obj: Record<string, unknown>): Promise<void> {
+  createOwnerOnly()
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
   await writeFileDurably(file, `${JSON.stringify(obj, null, 2)}\n`)
 }

@@ -11,6 +11,7 @@ import { startService } from '../emulator/index.js'
 import { stderrLogger } from '../fuse/log.js'
 import { fusermountUnmount, mountFileSystem } from '../fuse/mount.js'
 import { composeMount, createClient } from './compose.js'
+import { createOwnerOnly } from '../config/owner-only.js'
 
 export const DEMO_STATE_DIR = '.demo'
 export const DEMO_MOUNT_DIR = 'demo-mount'
@@ -42,6 +43,7 @@ function tryThis(dir: string, email: string): string {
 }
 
 export async function runDemo(opts: DemoOptions): Promise<void> {
+  createOwnerOnly()
   const log = stderrLogger(opts.verbose ? 'debug' : 'info', 'transferfs demo')
   const state = path.resolve(opts.stateDir)
   const mountDir = path.resolve(opts.mountDir)

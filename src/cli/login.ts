@@ -5,6 +5,7 @@ import type { Command } from 'commander'
 import { loadSettings } from '../config/index.js'
 import { addSettingFlags, CONNECTION_KEYS, createClient } from './compose.js'
 import { readStdinValue } from './output/command.js'
+import { createOwnerOnly } from '../config/owner-only.js'
 
 interface LoginOptions extends Record<string, unknown> {
   email: string
@@ -48,6 +49,7 @@ export function register(program: Command): void {
     .requiredOption('--email <address>', 'the account\'s e-mail address')
     .option('--password-stdin', 'read the password from standard input')
   addSettingFlags(cmd, CONNECTION_KEYS).action(async (opts: LoginOptions) => {
+    createOwnerOnly()
     let password: string
     if (opts.passwordStdin) password = await readStdinValue()
     else if (process.stdin.isTTY) password = await promptHidden(`Password for ${opts.email}: `)

@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import { loadSettings } from '../config/index.js'
 import { addSettingFlags, CONNECTION_KEYS, createClient } from './compose.js'
+import { createOwnerOnly } from '../config/owner-only.js'
 
 interface LogoutOptions extends Record<string, unknown> {
   allDevices?: boolean
@@ -13,6 +14,7 @@ export function register(program: Command): void {
     .description('Sign out (this device, or every device of the account) and forget the session')
     .option('--all-devices', 'end the sessions of every device of the account')
   addSettingFlags(cmd, CONNECTION_KEYS).action(async (opts: LogoutOptions) => {
+    createOwnerOnly()
     const settings = await loadSettings(opts)
     const client = await createClient(settings)
     try {

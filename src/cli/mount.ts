@@ -6,8 +6,10 @@ import type { Command } from 'commander'
 import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { loadSettings } from '../config/index.js'
+import { createOwnerOnly, tightenFolders } from '../config/owner-only.js'
 import { DAEMON_ENV, reportFailure, startBackgroundMount } from '../fuse/background.js'
 import { runMount } from '../fuse/lifecycle.js'
+import { checkMountPoint } from '../fuse/mount.js'
 import { stderrLogger } from '../fuse/log.js'
 import { addSettingFlags, composeMount, MOUNT_LOG_FILE, settingArgs } from './compose.js'
 
@@ -23,7 +25,9 @@ export async function mountForeground(dir: string, opts: MountOptions): Promise<
   let composed
   let log
   try {
+    createOwnerOnly()
     settings = await loadSettings(opts)
+    await tightenFolders(settings.folders)
     log = stderrLogger(settings.settings.logLevel)
     composed = await composeMount(settings, log)
   } catch (err) {
@@ -63,6 +67,8 @@ export function register(program: Command): void {
     .option('-f, --foreground', 'serve in this process until Ctrl-C')
   addSettingFlags(cmd).action(async (dirArg: string, opts: MountOptions) => {
     const dir = path.resolve(dirArg)
+    // Said before a daemon is started, in this terminal.
+    await checkMountPoint(dir)
     if (opts.foreground || process.env[DAEMON_ENV] === '1') await mountForeground(dir, opts)
     else await mountBackground(dir, opts)
   })

@@ -21,6 +21,7 @@ import { CliError, exitCodeOf, UsageError } from './output/exit-codes.js'
 import { formatBytes } from './output/format.js'
 import { writeJson } from './output/json.js'
 import { startProgress } from './output/progress.js'
+import { createOwnerOnly } from '../config/owner-only.js'
 
 /** count: files uploading at once (the interface recommends 2 to 4). */
 export const MAX_PARALLEL_UPLOADS = 4
@@ -108,6 +109,8 @@ export function register(program: Command): void {
       'transferfs send big.iso --json | jq -r .url',
     ],
   }).action(action(async (paths: string[], opts: SendOptions) => {
+    // It writes into the data folder (the sent log); the files it reads are the user's.
+    createOwnerOnly()
     const { files, subject: defaultSubject } = await collectFiles(paths)
     // Flags win over TRANSFERFS_MESSAGE / _DAYS / _NOTIFY / ... and the config file, like every setting.
     await withClient(opts, true, async ({ client, loaded }) => {

@@ -5,7 +5,7 @@
 // through /proc/self/mountinfo.
 import Fuse from 'fuse-native'
 import { execFile } from 'node:child_process'
-import { stat, writeFile } from 'node:fs/promises'
+import { readdir, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import type { Settings } from '../config/settings.js'
@@ -100,6 +100,22 @@ export async function cleanStaleMount(dir: string, log: Logger = silentLogger): 
   }
 }
 
+/**
+ * FUSE 2 refuses a folder that holds something (it would hide it), and says only "fuse
+ * failed": say why, and the way out, before trying. A folder that is not there is made.
+ */
+export async function checkMountPoint(dir: string): Promise<void> {
+  if (await findMount(dir)) return
+  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return []
+    throw new Error(`cannot mount ${dir}: ${err.code === 'ENOTDIR' ? 'it is not a folder' : err.message}`)
+  })
+  if (names.length > 0) {
+    throw new Error(`cannot mount ${dir}: the folder is not empty (${names.length} entr${names.length === 1 ? 'y' : 'ies'}), and a mount would hide what is in it; ` +
+      'mount on an empty folder (e.g. `mkdir ~/Transfers && transferfs mount ~/Transfers`), or move its contents away first')
+  }
+}
+
 function fuseOptions(adapter: FuseAdapter, settings: MountSettings): FuseOptions {
   return {
     autoUnmount: true, // the mount goes away with the process, even after SIGKILL
@@ -142,6 +158,7 @@ async function tuneKernel(m: MountEntry, settings: MountSettings, log: Logger): 
 export async function mountFileSystem(core: FileSystemCore, dir: string, settings: MountSettings, log: Logger = silentLogger): Promise<MountHandle> {
   dir = path.resolve(dir)
   await cleanStaleMount(dir, log)
+  await checkMountPoint(dir)
   const before = await findMount(dir)
   const adapter = new FuseAdapter(core, settings, log)
   const fuse = new TunedFuse(dir, adapter.ops as FuseOps, fuseOptions(adapter, settings))

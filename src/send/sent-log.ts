@@ -44,7 +44,7 @@ export class FileSentLog implements SentLog {
   record(entry: SentRecord): Promise<void> {
     const p = this.tail.then(async () => {
       if (await this.has(entry.transferid)) return
-      await fsp.mkdir(path.dirname(this.file), { recursive: true })
+      await fsp.mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 })
       const h = await fsp.open(this.file, 'a', 0o600)
       try {
         // A leading newline isolates this record from a line torn by an earlier crash.
