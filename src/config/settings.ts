@@ -1,6 +1,7 @@
 // Every setting of transferfs in one place (rclone's options struct): its default,
 // its unit, its flag and its environment variable. Resolution order, highest first:
 // command-line flags > TRANSFERFS_* environment > config file > defaults.
+import { DEFAULT_SEND_OPTIONS } from '../send/options.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -36,6 +37,7 @@ export interface Settings {
   maxConcurrentFetches: number
   /** ms: an outbox entry is sent once closed and unchanged for this long. */
   settleMs: number
+  minFreeBytes: number
   /** Message of sent transfers (download page and e-mails); null = none. */
   message: string | null
   /** days until a sent transfer expires; -1 = permanent; null = the account's default. */
@@ -91,6 +93,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec('writeTimeoutMs', 'ms', 60_000, 'ms', 'deadline of a write, flush or close on the mount'),
   spec('maxConcurrentFetches', 'int', 4, 'count', 'chunk fetches in flight at once'),
   spec('settleMs', 'ms', 3000, 'ms', 'quiet time before an outbox entry is sent'),
+  spec('minFreeBytes', 'bytes', DEFAULT_SEND_OPTIONS.minFreeBytes, 'bytes', 'free space the outbox keeps on the data folder\'s disk (a write past it fails with ENOSPC)'),
   spec('message', 'string', null, '', 'message of sent transfers'),
   spec('days', 'int', null, 'days', 'days until sent transfers expire (-1 = permanent)'),
   spec('notify', 'bool', null, '', 'e-mail the sender after downloads'),

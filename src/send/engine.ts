@@ -31,6 +31,8 @@ export interface EngineDeps {
   isOpen(key: string): boolean
   /** True while a handle that may write is open (or opening) inside the entry. */
   hasWriters(key: string): boolean
+  /** Why a write into the entry failed (its staged bytes may be partial), or null. */
+  writeFailure(key: string): string | null
   /** The entry left the outbox: forget stored attributes under it. */
   forget(key: string): void
   /** An interrupted entry was changed: its marks of unfinished writes can go. */

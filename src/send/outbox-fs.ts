@@ -20,7 +20,8 @@ import type { Clock, Sender, SentLog } from './ports.js'
 import { FileSentLog } from './sent-log.js'
 import { WriterMarks } from './writers.js'
 import { OpenFiles, type OpenFile } from './handles.js'
-import { AttrStore, DiskGuard, freeBytesOf, toFsError } from './staging.js'
+import { AttrStore, diskBytesOf, DiskGuard, freeBytesOf, toFsError } from './staging.js'
+import { WriteFailures } from './write-failures.js'
 import { buildStatus, type SendStatus } from './status.js'
 import { OutboxTree } from './tree.js'
 
@@ -52,6 +53,7 @@ export const TRASH_DIR = 'trash'
 export const ATTR_FILE = 'outbox-attrs.json'
 export const SENT_FILE = 'sent.jsonl'
 export const WRITING_DIR = 'writing'
+export const WRITE_FAILURES_FILE = 'write-failures.json'
 
 const ONE_ID = 0xffffffff // chown's "leave unchanged" (-1 as unsigned)
 
@@ -65,6 +67,7 @@ export class OutboxFs {
     private readonly attrs: AttrStore,
     private readonly disk: DiskGuard,
     private readonly marks: WriterMarks,
+    private readonly failures: WriteFailures,
     private readonly handles: OpenFiles,
     private readonly clock: Clock,
     private readonly uid: number,
@@ -86,8 +89,10 @@ export class OutboxFs {
     await attrs.load()
     const tree = new OutboxTree(staging, options.recipientGroups, cfg.target === 'existing-transfers')
     const sentLog = cfg.sentLog ?? new FileSentLog(path.join(cfg.dataDir, SENT_FILE))
-    const disk = new DiskGuard(cfg.freeBytes ?? (() => freeBytesOf(staging)), clock, options.minFreeBytes, options.freeSpaceCheckMs)
+    const disk = new DiskGuard(cfg.freeBytes ?? (() => freeBytesOf(staging)), clock, options.minFreeBytes, options.freeSpaceCheckMs, () => diskBytesOf(staging))
     const marks = new WriterMarks(path.join(cfg.dataDir, WRITING_DIR))
+    const failures = new WriteFailures(path.join(cfg.dataDir, WRITE_FAILURES_FILE))
+    await failures.load()
     const leftovers = await marks.init()
     const handles = new OpenFiles(marks)
     const engine = new SendEngine({
@@ -95,12 +100,13 @@ export class OutboxFs {
       isOpen: (key) => handles.isOpen(key),
       hasWriters: (key) => handles.hasWriters(key),
       forget: (key) => attrs.drop(key),
+      writeFailure: (key) => failures.failureIn(key),
       clearInterrupted: (key) => {
         const files = leftovers.filter((l) => isWithin(l.path, key)).map((l) => l.file)
         void marks.remove(files).catch(() => undefined)
       },
     })
-    const self = new OutboxFs(tree, engine, journal, attrs, disk, marks, handles, clock, cfg.uid ?? process.getuid?.() ?? 0, cfg.gid ?? process.getgid?.() ?? 0, sentLog)
+    const self = new OutboxFs(tree, engine, journal, attrs, disk, marks, failures, handles, clock, cfg.uid ?? process.getuid?.() ?? 0, cfg.gid ?? process.getgid?.() ?? 0, sentLog)
     const keys = await tree.scan()
     const interrupted = new Set<string>()
     for (const l of leftovers) {
@@ -199,6 +205,24 @@ export class OutboxFs {
     }
   }
 
+  /**
+   * A step that puts bytes into the file at `p` (null: a file already unlinked). When it
+   * fails, the file is marked: what is staged may be a fraction of what was written, and
+   * its entry is not sent until the file is written again from its start or removed.
+   */
+  private async writing<T>(p: string | null, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step()
+    } catch (err) {
+      if (p !== null) {
+        const e = toFsError(err)
+        await this.failures.mark(p, `a write failed (${e.code}${e.message && e.message !== e.code ? `: ${e.message}` : ''})`).catch(() => undefined)
+        this.touchPath(p)
+      }
+      throw err
+    }
+  }
+
   private attrOf(p: string, st: Stats): NodeAttr {
     const stored = this.attrs.get(p)
     const type = st.mode & C.S_IFMT
@@ -245,6 +269,7 @@ export class OutboxFs {
       if (splitPath(p).length === 0) throw new FsError('EISDIR')
       await this.enter(p)
       const handle = await fsp.open(this.real(p), C.O_CREAT | C.O_RDWR | C.O_TRUNC | C.O_NOFOLLOW, 0o600)
+      await this.failures.clear(p)
       this.attrs.set(p, { mode: mode & 0o7777 })
       await this.tree.refreshKind(p)
       return this.register({ path: p, handle, wrote: true, marked: true })
@@ -276,6 +301,7 @@ export class OutboxFs {
         this.touchPath(p)
         f.wrote = true
         await handle.truncate(0)
+        await this.failures.clear(p)
       }
       return fh
     })
@@ -296,7 +322,10 @@ export class OutboxFs {
   }
 
   fsync(_p: string, fh: number, datasync: boolean): Promise<void> {
-    return this.run(() => (datasync ? this.handles.get(fh).handle.datasync() : this.handles.get(fh).handle.sync()))
+    return this.run(async () => {
+      const f = this.handles.get(fh)
+      await this.writing(f.path, () => (datasync ? f.handle.datasync() : f.handle.sync()))
+    })
   }
 
   release(_p: string, fh: number): Promise<void> {
@@ -310,7 +339,7 @@ export class OutboxFs {
       try {
         // Release is asynchronous to the caller: a sync here costs nobody a wait, and
         // makes the bytes safe from power loss before the entry can settle.
-        if (f.wrote) await f.handle.sync().catch(() => undefined)
+        if (f.wrote) await this.writing(f.path, () => f.handle.sync()).catch(() => undefined)
       } finally {
         await this.handles.remove(fh)
         await f.handle.close()
@@ -324,23 +353,26 @@ export class OutboxFs {
   write(_p: string, fh: number, data: Buffer, position: number): Promise<number> {
     return this.run(async () => {
       const f = this.handles.get(fh)
-      await this.disk.reserve(data.length)
       if (f.path) await this.enter(f.path)
       f.wrote = true
-      let done = 0
-      while (done < data.length) {
-        const { bytesWritten } = await f.handle.write(data, done, data.length - done, position + done)
-        if (bytesWritten === 0) throw new FsError('EIO', 'short write')
-        done += bytesWritten
-      }
-      return done
+      return this.writing(f.path, async () => {
+        await this.disk.reserve(data.length)
+        let done = 0
+        while (done < data.length) {
+          const { bytesWritten } = await f.handle.write(data, done, data.length - done, position + done)
+          if (bytesWritten === 0) throw new FsError('EIO', 'short write')
+          done += bytesWritten
+        }
+        return done
+      })
     })
   }
 
   truncate(p: string, size: number): Promise<void> {
     return this.run(async () => {
       await this.enter(p)
-      await fsp.truncate(this.real(p), size)
+      await this.writing(p, () => fsp.truncate(this.real(p), size))
+      if (size === 0) await this.failures.clear(p)
     })
   }
 
@@ -349,7 +381,8 @@ export class OutboxFs {
       const f = this.handles.get(fh)
       if (f.path) await this.enter(f.path)
       f.wrote = true
-      await f.handle.truncate(size)
+      await this.writing(f.path, () => f.handle.truncate(size))
+      if (size === 0 && f.path) await this.failures.clear(f.path)
     })
   }
 
@@ -370,6 +403,7 @@ export class OutboxFs {
     return this.run(async () => {
       await this.enter(p)
       await fsp.unlink(this.real(p))
+      await this.failures.removed(p)
       this.attrs.drop(p)
       await this.tree.refreshKind(p)
       await this.handles.unlinked(p)
@@ -390,6 +424,7 @@ export class OutboxFs {
       if (splitPath(p).length === 0) throw new FsError('EBUSY')
       await this.enterAll(p)
       await fsp.rmdir(this.real(p))
+      await this.failures.removed(p)
       this.attrs.drop(p)
       await this.tree.refreshKind(p)
     })
@@ -403,6 +438,7 @@ export class OutboxFs {
       // what the new names make (a folder may turn into a recipient folder or back).
       await this.enterAll(from, to)
       await fsp.rename(this.real(from), this.real(to))
+      await this.failures.renamed(from, to)
       await this.tree.refreshKind(from)
       await this.tree.refreshKind(to)
       this.attrs.move(from, to)

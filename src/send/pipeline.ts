@@ -39,6 +39,13 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
     e.note = note
   }
   if (snap.kind === 'symlink') return wait('a symbolic link is not sent')
+  const writeFailure = host.d.writeFailure(e.key)
+  if (writeFailure !== null) {
+    e.phase = 'failed'
+    e.lastError = writeFailure
+    e.note = 'not sent: copy it again in full, or remove it'
+    return
+  }
   if (host.interrupted.has(e.key)) {
     return wait('was being written when transferfs stopped and may be incomplete: copy it again, or rename it to send it as it is')
   }

@@ -49,6 +49,8 @@ export class DiskGuard {
     private readonly clock: Clock,
     private readonly minFree: number,
     private readonly checkMs: number,
+    /** The whole disk's size, to tell a reserve no disk of this size can keep. */
+    private readonly totalBytes?: () => Promise<number>,
   ) {}
 
   async reserve(bytes: number): Promise<void> {
@@ -58,14 +60,28 @@ export class DiskGuard {
       this.checkedAt = this.clock.now()
       this.writtenSince = 0
     }
-    if (this.free - this.writtenSince - bytes < this.minFree) throw new FsError('ENOSPC', 'not enough free space in the staging folder')
+    if (this.free - this.writtenSince - bytes < this.minFree) throw new FsError('ENOSPC', await this.why())
     this.writtenSince += bytes
+  }
+
+  private async why(): Promise<string> {
+    const total = await this.totalBytes?.().catch(() => null)
+    if (total != null && this.minFree >= total) {
+      return `the outbox keeps ${this.minFree} bytes free (minFreeBytes), more than the whole disk of the data folder holds (${total} bytes): ` +
+        'lower it (--min-free-bytes, TRANSFERFS_MIN_FREE_BYTES) or move the data folder'
+    }
+    return `not enough free space in the staging folder (the outbox keeps ${this.minFree} bytes free: minFreeBytes)`
   }
 }
 
 export async function freeBytesOf(dir: string): Promise<number> {
   const s = await fsp.statfs(dir)
   return s.bavail * s.bsize
+}
+
+export async function diskBytesOf(dir: string): Promise<number> {
+  const s = await fsp.statfs(dir)
+  return s.blocks * s.bsize
 }
 
 export interface StoredAttr { mode?: number; uid?: number; gid?: number }

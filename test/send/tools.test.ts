@@ -1,6 +1,6 @@
 // The op sequences of cp, cp -a, rsync -a, mv, tar -x, dd and an editor each end as
 // exactly one transfer with the right bytes.
-import { promises as fsp } from 'node:fs'
+import { constants as C, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { md5 } from './fake-service.js'
@@ -306,6 +306,43 @@ describe('file system behaviour', () => {
     await expect(h.fs.write('/a', fh, bytes(1000, 2), 1000)).rejects.toMatchObject({ code: 'ENOSPC' })
     await h.fs.release('/a', fh)
     expect(await h.readAll('/a')).toEqual(bytes(1000))
+  })
+
+  it('an entry whose write failed is never sent, across a restart, until written again in full', async () => {
+    let free = 100 * 1024 * 1024
+    h = await Harness.create({ minFreeBytes: 64 * 1024 * 1024, freeSpaceCheckMs: 0 }, async () => free)
+    let fh = await h.fs.create('/a', 0o644)
+    await h.fs.write('/a', fh, bytes(1000), 0)
+    free = 64 * 1024 * 1024 + 500
+    await expect(h.fs.write('/a', fh, bytes(1000, 2), 1000)).rejects.toMatchObject({ code: 'ENOSPC' })
+    await h.fs.release('/a', fh)
+    await h.settle()
+    expect(h.service.calls).toEqual([])
+    const entry = h.fs.status().entries.find((e) => e.name === 'a')!
+    expect(entry.state).toBe('failed')
+    expect(entry.lastError).toMatch(/ENOSPC/)
+    // A restart keeps the mark; a write at an offset does not clear it.
+    await h.restart()
+    free = 100 * 1024 * 1024
+    fh = await h.fs.open('/a', C.O_WRONLY)
+    await h.fs.write('/a', fh, bytes(1000, 2), 1000)
+    await h.fs.release('/a', fh)
+    await h.settle()
+    expect(h.service.calls).toEqual([])
+    expect(h.fs.status().entries.find((e) => e.name === 'a')!.state).toBe('failed')
+    // Written again from its start (cp over an existing file opens it with O_TRUNC), it is sent whole.
+    fh = await h.fs.open('/a', C.O_WRONLY | C.O_TRUNC)
+    await h.fs.write('/a', fh, bytes(3000, 3), 0)
+    await h.fs.release('/a', fh)
+    await h.settle()
+    expect(h.service.sentAs('a')).toEqual([{ a: md5(bytes(3000, 3)) }])
+  })
+
+  it('a reserve larger than the whole disk says so', async () => {
+    h = await Harness.create({ minFreeBytes: 64 * 1024 ** 4, freeSpaceCheckMs: 0 })
+    const fh = await h.fs.create('/b', 0o644)
+    await expect(h.fs.write('/b', fh, bytes(10), 0)).rejects.toMatchObject({ code: 'ENOSPC', message: expect.stringMatching(/more than the whole disk/) })
+    await h.fs.release('/b', fh)
   })
 
   it('a file unlinked while open keeps its handle; a file renamed while open follows the rename', async () => {
