@@ -117,6 +117,7 @@ async function main(): Promise<number> {
   const t: Tally = { reads: 0, bytesRead: 0, wrong: [], failed: {}, interrupted: 0, short: 0, latencies: [], copies: 0, copyRetries: 0, restarts: 0 }
   const problems: string[] = []
   let stop = false
+  let keepHome = false
   /** True while the killer has the mount down. */
   let restarting = false
   /** When the mount was killed (ms since the epoch). */
@@ -248,16 +249,17 @@ async function main(): Promise<number> {
     const left = await pendingInOutbox()
     if (left.length) problems.push(`still in outbox/ after ${DRAIN_MS / 1000} s without faults: ${left.map((l) => path.basename(l)).join(', ')}`)
 
-    const arrived = new Map<string, string[]>()
+    // Each copied file: one complete transfer of its name, holding exactly that file.
+    const arrived = new Map<string, Array<{ id: string; files: string[] }>>()
     for await (const tr of client.transfers.inboxAll()) {
       if (!tr.subject.startsWith('chaos-')) continue
       const details = await client.transfers.details(tr.id, { filesLimit: -1 })
-      arrived.set(tr.subject, [...(arrived.get(tr.subject) ?? []), ...details.files.map((f) => f.md5 ?? '')])
+      arrived.set(tr.subject, [...(arrived.get(tr.subject) ?? []), { id: tr.id, files: details.files.map((f) => `${f.filename} ${f.md5}`) }])
     }
     for (const [name, sum] of expected) {
       const got = arrived.get(name) ?? []
-      if (got.length !== 1) problems.push(`${name}: arrived ${got.length} times`)
-      else if (got[0] !== sum) problems.push(`${name}: arrived with md5 ${got[0]}, sent ${sum}`)
+      if (got.length !== 1) problems.push(`${name}: arrived as ${got.length} transfers ${JSON.stringify(got)}`)
+      else if (got[0]!.files.join() !== `${name} ${sum}`) problems.push(`${name}: arrived holding ${JSON.stringify(got[0]!.files)}, sent ${sum}`)
     }
     for (const name of arrived.keys()) if (!expected.has(name)) problems.push(`${name}: arrived but was never copied`)
     if (t.wrong.length) problems.push(`${t.wrong.length} reads returned wrong bytes: ${t.wrong.slice(0, 5).join('; ')}`)
@@ -280,6 +282,7 @@ async function main(): Promise<number> {
     }
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`)
     process.stdout.write(problems.length ? `chaos: FAILED (${problems.length} problems)\n` : 'chaos: passed\n')
+    keepHome = problems.length > 0
     return problems.length ? 1 : 0
   } finally {
     try { if (pid) process.kill(pid, 'SIGKILL') } catch {}
@@ -288,7 +291,9 @@ async function main(): Promise<number> {
     await client.close().catch(() => {})
     await dispatcher.close().catch(() => {})
     await service.close().catch(() => {})
-    await rm(home, { recursive: true, force: true }).catch(() => {})
+    // A failed run keeps its folder (the mount's logs) for a look; a passed one leaves nothing.
+    if (keepHome) process.stderr.write(`chaos: logs kept in ${home}\n`)
+    else await rm(home, { recursive: true, force: true }).catch(() => {})
   }
 }
 

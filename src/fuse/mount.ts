@@ -108,7 +108,7 @@ export async function checkMountPoint(dir: string): Promise<void> {
   if (await findMount(dir)) return
   const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return []
-    throw new Error(`cannot mount ${dir}: ${err.code === 'ENOTDIR' ? 'it is not a folder' : err.message}`)
+    throw new Error(`cannot mount ${dir}: ${err.code === 'ENOTDIR' ? 'not a directory' : err.message}`)
   })
   if (names.length > 0) {
     throw new Error(`cannot mount ${dir}: the folder is not empty (${names.length} entr${names.length === 1 ? 'y' : 'ies'}), and a mount would hide what is in it; ` +
