@@ -132,10 +132,13 @@ export class OutboxFs {
   async updateSettings(patch: Partial<SendSettings>): Promise<void> {
     Object.assign(this.engine.options, patch)
     if (patch.recipientGroups) {
-      const before = new Set(this.engine.entries.keys())
+      // Only entries the new list really changes are touched: touching the others would
+      // abort their sends and, for one whose Complete was answered meanwhile, send it again.
+      const shape = (k: string): string => JSON.stringify(this.tree.describe(k))
+      const before = new Map([...this.engine.entries.keys()].map((k) => [k, shape(k)]))
       this.tree.setGroups(patch.recipientGroups)
       const now = await this.tree.scan()
-      for (const k of new Set([...before, ...now])) this.engine.touch(k)
+      for (const k of new Set([...before.keys(), ...now])) if (before.get(k) !== shape(k)) this.engine.touch(k)
     }
     this.engine.retryFailed()
   }

@@ -338,6 +338,22 @@ describe('file system behaviour', () => {
     expect(h.service.sentAs('a')).toEqual([{ a: md5(bytes(3000, 3)) }])
   })
 
+  it('a new list of contact groups does not send again an entry whose Complete was answered', async () => {
+    h = await Harness.create()
+    await h.fs.mkdir('/ann@example.com', 0o755)
+    await cp(h.fs, '/ann@example.com/x.txt', bytes(2000, 7))
+    // The group list changes (as it does when the mount first learns it, late) just as
+    // Complete is answered: the entry's send must stand.
+    h.service.afterCall = (call) => {
+      if (call.op === 'complete') void h.fs.updateSettings({ recipientGroups: ['Other'] })
+    }
+    await h.settle()
+    h.service.afterCall = null
+    await h.settle()
+    expect(h.service.sentAs('x.txt')).toEqual([{ 'x.txt': md5(bytes(2000, 7)) }])
+    expect(await h.ls()).toEqual(['ann@example.com'])
+  })
+
   it('a reserve larger than the whole disk says so', async () => {
     h = await Harness.create({ minFreeBytes: 64 * 1024 ** 4, freeSpaceCheckMs: 0 })
     const fh = await h.fs.create('/b', 0o644)
