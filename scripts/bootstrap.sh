@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 need_pkgs=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 for pkg in libfuse2 fuse; do have_pkg "$pkg" || need_pkgs+=("$pkg"); done
-# The tools the tests drive on the mount (and zsh, whose completion script is tested).
-for tool in rsync:rsync sqlite3:sqlite3 unzip:unzip zip:zip zsh:zsh; do
+# The tools the tests drive on the mount (and zsh, whose completion script is tested;
+# fio, which `npm run bench` drives).
+for tool in rsync:rsync sqlite3:sqlite3 unzip:unzip zip:zip zsh:zsh fio:fio; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need_pkgs+=("${tool##*:}")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then

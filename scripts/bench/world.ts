@@ -2,7 +2,7 @@
 // as its main user, the transferfs command (from TypeScript or from the build) signed in
 // and mounted in the background, the daemon's peak RSS, and the figures printed as a table.
 import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -85,6 +85,11 @@ export async function withBenchWorld(
   }
   const width = Math.max(...w.rows.map((r) => r[0].length))
   process.stdout.write(w.rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + '\n')
+  // The same figures for scripts and for comparing runs: bench-results/<name>-<time>.json.
+  const out = path.join(root, 'bench-results', `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`)
+  await mkdir(path.dirname(out), { recursive: true })
+  await writeFile(out, JSON.stringify(Object.fromEntries(w.rows), null, 2) + '\n')
+  process.stdout.write(`(${path.relative(process.cwd(), out)})\n`)
 }
 
 async function peakRssKiB(pid: number): Promise<number> {

@@ -161,6 +161,7 @@ export async function rangeHash(ctx: ServiceContext, req: IncomingMessage, res: 
   if (position + length > file.size) throw invalid('length', `the range ends past the file's ${file.size} bytes`)
   const hash = createHash('md5')
   for await (const chunk of fileBytes(file.path, position, position + length - 1)) hash.update(chunk)
+  ctx.faults.counters.bytesHashed += length
   let hex = hash.digest('hex')
   if (fault?.kind === 'corrupt') hex = (hex[0] === '0' ? '1' : '0') + hex.slice(1)
   const body = Buffer.from(hex)

@@ -32,6 +32,8 @@ export interface Throttle {
 export interface Counters {
   routes: Record<string, number>
   bytesServed: number
+  /** Bytes GetRangeHash read and hashed. */
+  bytesHashed: number
   refreshCalls: number
 }
 
@@ -45,7 +47,7 @@ interface ActiveFault extends FaultSpec {
 export class Faults {
   private faults: ActiveFault[] = []
   throttle: Throttle = {}
-  counters: Counters = { routes: {}, bytesServed: 0, refreshCalls: 0 }
+  counters: Counters = { routes: {}, bytesServed: 0, bytesHashed: 0, refreshCalls: 0 }
 
   add(spec: unknown): FaultSpec {
     const fault = parseFault(spec)
@@ -76,7 +78,7 @@ export class Faults {
   }
 
   resetCounters(): void {
-    this.counters = { routes: {}, bytesServed: 0, refreshCalls: 0 }
+    this.counters = { routes: {}, bytesServed: 0, bytesHashed: 0, refreshCalls: 0 }
   }
 
   /** The fault that applies to this request, if any (consuming one of its `count`). */

@@ -24,6 +24,7 @@ export type NewUser = EmulatorNewUser
 export interface Counters {
   routes: Partial<Record<RouteName, number>>
   bytesServed: number
+  bytesHashed: number
   refreshCalls: number
 }
 
