@@ -61,11 +61,19 @@ export class AccessPattern {
   }
 
   /**
+   * The run has read more than one head: it is a reader going through the file, worth
+   * whole blocks and a prefetch. Until then its reads are as good as random.
+   */
+  get established(): boolean {
+    return this.runBytes > this.policy.headSize
+  }
+
+  /**
    * Bytes to keep fetched or in flight past `position`. Zero until the run has read more
    * than one head: a single peek at a file prefetches nothing.
    */
   get lookahead(): number {
-    if (this.runBytes <= this.policy.headSize) return 0
+    if (!this.established) return 0
     return Math.min(this.policy.readAhead, 2 * this.runBytes)
   }
 }

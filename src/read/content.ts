@@ -162,10 +162,11 @@ class Handle implements ContentHandle {
     if (reach && !reach.online && !this.allCached(first, end)) throw reach.offlineError()
     let stopWatching = () => {}
     const stop = Math.min(file.size, position + length)
-    // A random read (a jump past the file's head) that nothing holds yet fetches only its
-    // own few KiB, verified on their own; the head of a file (what type sniffers and
-    // thumbnailers peek at) and sequential runs go by whole blocks, which the caches keep.
-    const random = !sequential && position >= this.path.options.headSize && !this.allPresent(first, end)
+    // A read past the file's head that no established run makes (a jump, or a few reads
+    // that happen to fall close together) and that nothing holds yet fetches only its own
+    // few KiB, verified on their own; the head of a file (what type sniffers and
+    // thumbnailers peek at) and established runs go by whole blocks, which the caches keep.
+    const random = !this.pattern.established && position >= this.path.options.headSize && !this.allPresent(first, end)
     const gone = new AbortController()
     try {
       let work: Promise<Bytes>

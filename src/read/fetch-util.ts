@@ -1,7 +1,9 @@
 // Small helpers of the fetch path: what error a reader finally sees, and waiting that an
 // abort always ends.
 import { DeadlineError, IntegrityError, NetworkError, ServiceError } from '../api/errors.js'
+import { classify } from '../api/failure.js'
 import type { Span } from './geometry.js'
+import type { RemoteFile } from './source.js'
 
 /** Consecutive pieces grouped so each group can be fetched with one Range request. */
 export function contiguousRuns<T extends { span: Span }>(pieces: T[]): T[][] {
@@ -56,3 +58,19 @@ export async function within<T>(ms: number, signal: AbortSignal, what: string, f
     throw e
   }
 }
+
+/** A run of failed tries: since when, how many, and the last reason. */
+export interface Trouble {
+  since: number
+  tries: number
+  error: unknown
+}
+
+/** The error a reader gets: transient faults that outlasted the deadline, or a definitive answer as it is. */
+export function gaveUp(file: RemoteFile, e: unknown, trouble: Trouble | null): Error {
+  const last = asNetworkError(e)
+  if (!trouble || !classify('download', e).retry) return last
+  const seconds = Math.round((Date.now() - trouble.since) / 1000)
+  return new DeadlineError(`reading ${file.fileName}: still failing after ${trouble.tries + 1} tries in ${seconds} s: ${last.message}`, { cause: last })
+}
+

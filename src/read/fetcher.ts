@@ -10,16 +10,15 @@
 // concurrent wants of the same block share one fetch. A fetch lives while some handle
 // owns it: when its last owner lets go (close, seek away) it is cancelled, queued or not.
 import { createHash, type Hash } from 'node:crypto'
-import { LRUCache } from 'lru-cache'
 import PQueue from 'p-queue'
-import { DeadlineError, IntegrityError, NetworkError } from '../api/errors.js'
-import { classify } from '../api/failure.js'
+import { IntegrityError, NetworkError } from '../api/errors.js'
 import { withRetry, type RetryEvent } from '../api/retry.js'
 import type { RetryOptions } from '../api/options.js'
-import { bytesLength } from './bytes.js'
-import { abortable, asNetworkError, contiguousRuns, within } from './fetch-util.js'
+import { abortable, asNetworkError, contiguousRuns, gaveUp, type Trouble } from './fetch-util.js'
 import { blockSpan, piecesOf, type Span } from './geometry.js'
 import { blockKey, type Block } from './memory-cache.js'
+import { RangeHashes } from './range-hashes.js'
+import { readSpan } from './span-read.js'
 import type { ReadOptions } from './options.js'
 import type { RangeSource, RemoteFile } from './source.js'
 
@@ -58,21 +57,6 @@ interface PieceState {
 }
 
 let nextFetchId = 0
-
-/** A run of failed tries: since when, how many, and the last reason. */
-interface Trouble {
-  since: number
-  tries: number
-  error: unknown
-}
-
-/** The error a reader gets: transient faults that outlasted the deadline, or a definitive answer as it is. */
-function gaveUp(file: RemoteFile, e: unknown, trouble: Trouble | null): Error {
-  const last = asNetworkError(e)
-  if (!trouble || !classify('download', e).retry) return last
-  const seconds = Math.round((Date.now() - trouble.since) / 1000)
-  return new DeadlineError(`reading ${file.fileName}: still failing after ${trouble.tries + 1} tries in ${seconds} s: ${last.message}`, { cause: last })
-}
 
 export class Fetch {
   readonly id = `fetch-${++nextFetchId}`
@@ -119,15 +103,12 @@ export interface FetchStats {
 
 export class BlockFetcher {
   private readonly queue: PQueue
-  private readonly hashQueue: PQueue
   private readonly pending = new Map<string, PendingBlock>()
   /** Prefetches waiting for a slot, oldest first. */
   private readonly deferred = new Set<Fetch>()
   private prefetches = 0
   private readonly prefetchSlots: number
-  private readonly hashRequests = new Map<string, Promise<string>>()
-  /** Expected piece hashes: immutable for a cacheKey, so worth keeping across fetches. */
-  private readonly hashes = new LRUCache<string, string>({ max: 20_000 })
+  private readonly hashes: RangeHashes
   readonly stats: FetchStats = { fetches: 0, spans: 0, bytesReceived: 0, mismatches: 0, retries: 0 }
 
   /** Fetches retrying now (for the status). */
@@ -143,7 +124,7 @@ export class BlockFetcher {
     this.policy = { maxTries: Infinity, baseDelayMs: settings.retryBaseDelayMs, maxDelayMs: settings.retryMaxDelayMs, deadlineMs: settings.deadlineMs }
     this.queue = new PQueue({ concurrency: settings.maxConcurrentFetches })
     this.prefetchSlots = Math.max(1, settings.maxConcurrentFetches - 1)
-    this.hashQueue = new PQueue({ concurrency: settings.maxConcurrentHashes })
+    this.hashes = new RangeHashes(source, settings, this.policy)
   }
 
   /** True when the block is being fetched. */
@@ -403,7 +384,7 @@ export class BlockFetcher {
     if (expected !== actual) {
       this.stats.mismatches++
       // Either side may be the damaged one: the bytes and the hash are both asked again.
-      this.hashes.delete(hashKey(file, state.span))
+      this.hashes.forget(file, state.span)
       state.failure = new IntegrityError(`bytes ${state.span.start}-${state.span.end - 1} of ${file.fileName} do not match their hash`, expected, actual)
       return
     }
@@ -416,85 +397,23 @@ export class BlockFetcher {
 
   /**
    * Bytes of `span` fetched and verified on their own, not cached: what a random read
-   * needs (a few KiB) instead of whole blocks, its range hash asked at the same time as
-   * its bytes. Retried like any fetch, until the read's deadline.
+   * needs (a few KiB) instead of whole blocks (see span-read.ts); in the same queue as
+   * every fetch, ahead of prefetches.
    */
   verifiedSpan(file: RemoteFile, span: Span, signal: AbortSignal): Promise<Buffer[]> {
-    const { stallTimeoutMs } = this.settings
-    const deadlineAt = Date.now() + this.settings.deadlineMs
-    const key = hashKey(file, span)
     this.stats.spans++
-    let trouble: Trouble | null = null
-    return withRetry(async () => {
-      const known = this.hashes.get(key)
-      const expected = known !== undefined ? Promise.resolve(known) : this.hashOnce(file, span, signal)
-      expected.catch(() => {})
-      const parts = await this.queue.add(() => within(stallTimeoutMs, signal, 'a range', async (s) => {
-        const got: Buffer[] = []
-        for await (const part of this.source.streamRange(file, span.start, span.end, s)) got.push(part)
-        return got
-      }), { priority: DEMAND, signal })
-      this.stats.bytesReceived += bytesLength(parts)
-      const actual = md5Of(parts)
-      const hex = (await expected).trim().toLowerCase()
-      if (hex !== actual) {
-        this.stats.mismatches++
-        this.hashes.delete(key)
-        throw new IntegrityError(`bytes ${span.start}-${span.end - 1} of ${file.fileName} do not match their hash`, hex, actual)
-      }
-      this.hashes.set(key, hex)
-      return parts
-    }, {
-      kind: 'download', policy: this.policy, signal, deadline: () => deadlineAt,
-      onRetry: (e) => {
-        this.stats.retries++
-        trouble = trouble ? { ...trouble, tries: trouble.tries + 1 } : { since: Date.now(), tries: 1, error: e.error }
-      },
-    }).catch((e: unknown) => {
-      throw signal.aborted ? e : gaveUp(file, e, trouble)
-    })
+    return readSpan({
+      source: this.source, hashes: this.hashes, policy: this.policy, stats: this.stats, stallTimeoutMs: this.settings.stallTimeoutMs,
+      deadlineMs: this.settings.deadlineMs, enqueue: (fn) => this.queue.add(fn, { priority: DEMAND, signal }),
+    }, file, span, signal)
   }
 
-  /** One GetRangeHash of `span`, in the hash queue, bounded by hashTimeoutMs. */
-  private hashOnce(file: RemoteFile, span: Span, signal: AbortSignal): Promise<string> {
-    return this.hashQueue.add(
-      () => within(this.settings.hashTimeoutMs, signal, 'a range hash', (s) => this.source.rangeHash(file, span.start, span.end - span.start, s)),
-      { signal },
-    )
-  }
-
-  /** The piece's expected MD5: the file's own for a whole-file piece, else GetRangeHash, retried under the fetch's deadline. */
+  /** The piece's expected MD5, retried under the fetch's deadline; a failed try counts as the fetch's trouble. */
   private expectedHash(fetch: Fetch, span: Span): Promise<string> {
-    const { file } = fetch
-    if (span.start === 0 && span.end === file.size && file.md5) return Promise.resolve(file.md5.toLowerCase())
-    const key = hashKey(file, span)
-    const known = this.hashes.get(key)
-    if (known !== undefined) return Promise.resolve(known)
-    const asked = this.hashRequests.get(key)
-    if (asked) return asked
-    const signal = fetch.controller.signal
-    const request = withRetry(() => this.hashOnce(file, span, signal), {
-      kind: 'hash', policy: this.policy, signal,
+    return this.hashes.expected(fetch.file, span, {
+      signal: fetch.controller.signal,
       deadline: () => fetch.deadlineAt,
       onRetry: (e) => this.troubled(fetch, e),
     })
-      .then((h) => {
-        const hex = h.trim().toLowerCase()
-        this.hashes.set(key, hex)
-        return hex
-      })
-      .finally(() => this.hashRequests.delete(key))
-    this.hashRequests.set(key, request)
-    return request
   }
-}
-
-function md5Of(parts: readonly Buffer[]): string {
-  const hash = createHash('md5')
-  for (const p of parts) hash.update(p)
-  return hash.digest('hex')
-}
-
-function hashKey(file: RemoteFile, span: Span): string {
-  return `${file.cacheKey}\u0000${span.start}\u0000${span.end}`
 }
