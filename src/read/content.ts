@@ -1,8 +1,10 @@
 // The read path as the filesystem core sees it: FileContent. A read is served from
-// verified blocks only: memory cache, then a fetch already under way, then the disk
-// cache, then a new fetch sized by the handle's access pattern. Sequential handles
-// prefetch ahead; a handle that closes or jumps away lets go of its fetches, and a
-// fetch nobody holds any more is cancelled.
+// verified bytes only: memory cache, then a fetch already under way, then the disk
+// cache, then a new fetch sized by the handle's access pattern (a random read: its own
+// verified span; the head of a file or an established run: whole blocks). Sequential
+// handles prefetch ahead; a handle that closes or jumps away lets go of its fetches, and
+// a fetch nobody holds any more is cancelled. While the service is known to be
+// unreachable, a handle that has had no bytes yet fails at once (see Handle.warm).
 import { AccessPattern } from './access-pattern.js'
 import { DiskBlockCache } from './disk-cache.js'
 import { BlockFetcher, DEMAND, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
