@@ -2,11 +2,11 @@
 // a stream that resumes where it broke off, a whole file or the ZIP as a stream, and
 // GetRangeHash. URLs are used as the service returned them; the range-hash host is the
 // download URL's.
+import { createHash } from 'node:crypto'
 import { IntegrityError, NetworkError, ServiceError } from './errors.js'
 import { statusError } from './envelope.js'
 import { headerValue, redactUrl, toNetworkError } from './http.js'
 import type { HttpResponse, Transport } from './http.js'
-import { md5Hex } from './md5.js'
 import type { DownloadOptions, RetryOptions } from './options.js'
 import { buildQuery, FILE_SERVER_PATH, HEADER, RANGE_HASH_QUERY, STATUS } from './protocol.js'
 import { classify } from './failure.js'
@@ -101,29 +101,41 @@ export class DownloadApi {
 
   /**
    * Bytes [start, end) of a file, checked against GetRangeHash of `hashed` (the transfer and
-   * the file's name) when given, under the retry policy. A mismatch fetches both the bytes
-   * and the hash again: either side may be the damaged one. Without `hashed` (the ZIP has
-   * no hash) only the length is checked.
+   * the file's name) when given, under the retry policy: the hash is asked while the bytes
+   * stream in and are hashed as they arrive, and the parts are handed on as they came (no
+   * copy into one buffer). A mismatch fetches both the bytes and the hash again: either
+   * side may be the damaged one. Without `hashed` (the ZIP has no hash) only the length is checked.
    */
   fetchVerifiedRange(
     downloadUrl: string, start: number, end: number,
     hashed: { transferId: string; fileName: string } | null, options: SignalOption = {},
-  ): Promise<Buffer> {
+  ): Promise<Buffer[]> {
     checkRange(start, end)
     const { signal } = options
-    let expected: string | null = null
+    let expected: Promise<string> | null = null
     return withRetry(async () => {
-      const data = await this.fetchRangeOnce(downloadUrl, start, end, signal)
       if (hashed) {
-        expected ??= await this.rangeHash({ downloadUrl, ...hashed, position: start, length: end - start, signal })
-        const actual = md5Hex(data)
-        if (actual !== expected) {
-          const wanted = expected
+        expected ??= this.rangeHash({ downloadUrl, ...hashed, position: start, length: end - start, signal })
+        expected.catch(() => {})
+      }
+      const hash = createHash('md5')
+      const parts: Buffer[] = []
+      for await (const part of this.streamRangeOnce(downloadUrl, start, end, signal)) {
+        hash.update(part)
+        parts.push(part)
+      }
+      if (expected) {
+        const wanted = await expected.catch((err: unknown) => {
           expected = null
-          throw new IntegrityError(`bytes ${start}-${end - 1} of ${hashed.fileName} do not match their hash`, wanted, actual)
+          throw err
+        })
+        const actual = hash.digest('hex')
+        if (actual !== wanted) {
+          expected = null
+          throw new IntegrityError(`bytes ${start}-${end - 1} of ${hashed!.fileName} do not match their hash`, wanted, actual)
         }
       }
-      return data
+      return parts
     }, { kind: 'download', policy: this.policy, signal })
   }
 

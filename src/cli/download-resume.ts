@@ -6,11 +6,12 @@
 // service's range hash when one exists (files), fetched again on a mismatch, and the
 // whole file against its MD5 at the end. The ZIP has no hash: its chunks are only
 // length-checked.
-import { open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises'
+import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import type PQueue from 'p-queue'
 import type { TransferClient } from '../api/client.js'
 import { allOrFirstFailure } from '../api/all-or-first-failure.js'
 import { downloadChunks } from '../api/download-file.js'
+import { writeParts } from '../api/file-io.js'
 import { IntegrityError } from '../api/errors.js'
 import { md5OfFile } from '../api/md5.js'
 import { writeFileDurably } from '../send/durable.js'
@@ -69,14 +70,6 @@ export async function readState(job: ChunkJob): Promise<SidecarState | null> {
   return { ...state, verified: [...new Set(state.verified)].filter((i) => Number.isInteger(i) && i >= 0 && i < count) }
 }
 
-async function writeAll(h: FileHandle, data: Buffer, position: number): Promise<void> {
-  let done = 0
-  while (done < data.length) {
-    const { bytesWritten } = await h.write(data, done, data.length - done, position + done)
-    done += bytesWritten
-  }
-}
-
 export type FileOutcome = 'downloaded' | 'resumed' | 'present'
 
 export interface RunChunksOptions {
@@ -103,23 +96,25 @@ export async function downloadChunked(job: ChunkJob, o: RunChunksOptions): Promi
   const previous = await readState(job)
   const state: SidecarState = { version: STATE_VERSION, ...identityOf(job), verified: previous?.verified ?? [] }
   const handle = await open(part, previous ? 'r+' : 'w', 0o644)
+  const hashed = job.rangeHashName === null ? null : { transferId: job.transferId, fileName: job.rangeHashName }
   let fetched = 0
+  let chunkTotal = 0
   try {
     if (!previous) {
       await handle.truncate(job.size)
       await saveState(statePath, state)
     }
     const chunks = downloadChunks(job.size, job.chunkSize)
+    chunkTotal = chunks.length
     const done = new Set(state.verified)
     for (const i of done) o.onBytes(chunks[i]!.end - chunks[i]!.start)
     // State writes one at a time, each a whole replacement: the last one always wins.
     let saving: Promise<void> = Promise.resolve()
-    const hashed = job.rangeHashName === null ? null : { transferId: job.transferId, fileName: job.rangeHashName }
     const pending = chunks.map((_, i) => i).filter((i) => !done.has(i))
     await allOrFirstFailure(o.chunks, pending.map((index) => async (signal: AbortSignal) => {
       const { start, end } = chunks[index]!
-      const bytes = await o.client.download.fetchVerifiedRange(job.url, start, end, hashed, { signal })
-      await writeAll(handle, bytes, start)
+      const parts = await o.client.download.fetchVerifiedRange(job.url, start, end, hashed, { signal })
+      await writeParts(handle, parts, start)
       // On disk before the state says so: a state never lists bytes a crash could lose.
       await handle.datasync()
       fetched++
@@ -134,7 +129,9 @@ export async function downloadChunked(job: ChunkJob, o: RunChunksOptions): Promi
   } finally {
     await handle.close()
   }
-  await finish(job, part)
+  // Every chunk of this run checked against its range hash covers the file: hashing it
+  // again whole would double the work. Chunks an earlier run left are checked as a whole.
+  if (!(hashed && fetched === chunkTotal)) await finish(job, part)
   await rename(part, job.target)
   await rm(statePath, { force: true })
   return { outcome: previous ? 'resumed' : 'downloaded', fetchedChunks: fetched }

@@ -9,6 +9,7 @@ import { loadSettings } from '../config/index.js'
 import { createOwnerOnly, tightenFolders } from '../config/owner-only.js'
 import { DAEMON_ENV, reportFailure, startBackgroundMount } from '../fuse/background.js'
 import { runMount } from '../fuse/lifecycle.js'
+import { unpatchedAddon } from '../fuse/addon.js'
 import { checkMountPoint } from '../fuse/mount.js'
 import { stderrLogger } from '../fuse/log.js'
 import { addSettingFlags, composeMount, MOUNT_LOG_FILE, settingArgs } from './compose.js'
@@ -68,6 +69,8 @@ export function register(program: Command): void {
   addSettingFlags(cmd).action(async (dirArg: string, opts: MountOptions) => {
     const dir = path.resolve(dirArg)
     // Said before a daemon is started, in this terminal.
+    const addonProblem = unpatchedAddon()
+    if (addonProblem) throw new Error(addonProblem)
     await checkMountPoint(dir)
     if (opts.foreground || process.env[DAEMON_ENV] === '1') await mountForeground(dir, opts)
     else await mountBackground(dir, opts)

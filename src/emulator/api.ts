@@ -80,7 +80,7 @@ export function apiHandler(ctx: ServiceContext) {
       return writeResult(res, { http: 404, body: errorEnvelope('NotFound', `no operation ${req.method} ${url.pathname}`) }, null)
     }
     const { route, params } = match
-    ctx.faults.count(route.name)
+    ctx.faults.count(route.name, res)
     let fault = ctx.faults.take(route.name)
     if (fault?.kind === 'stall') {
       ctx.log(`${route.name}: stalled by fault`)

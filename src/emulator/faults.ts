@@ -35,6 +35,8 @@ export interface Counters {
   /** Bytes GetRangeHash read and hashed. */
   bytesHashed: number
   refreshCalls: number
+  /** Requests being answered now (not zeroed by a reset): a test waits for 0 before it counts afresh. */
+  inFlight: number
 }
 
 /** Routes whose bodies are file bytes, where `corrupt` means changing them. */
@@ -47,7 +49,7 @@ interface ActiveFault extends FaultSpec {
 export class Faults {
   private faults: ActiveFault[] = []
   throttle: Throttle = {}
-  counters: Counters = { routes: {}, bytesServed: 0, bytesHashed: 0, refreshCalls: 0 }
+  counters: Counters = { routes: {}, bytesServed: 0, bytesHashed: 0, refreshCalls: 0, inFlight: 0 }
 
   add(spec: unknown): FaultSpec {
     const fault = parseFault(spec)
@@ -73,12 +75,15 @@ export class Faults {
     return next
   }
 
-  count(route: RouteName): void {
+  /** Counts a request of `route`, in flight until `res` closes. */
+  count(route: RouteName, res: { once(event: 'close', fn: () => void): unknown }): void {
     this.counters.routes[route] = (this.counters.routes[route] ?? 0) + 1
+    this.counters.inFlight++
+    res.once('close', () => { this.counters.inFlight-- })
   }
 
   resetCounters(): void {
-    this.counters = { routes: {}, bytesServed: 0, bytesHashed: 0, refreshCalls: 0 }
+    this.counters = { routes: {}, bytesServed: 0, bytesHashed: 0, refreshCalls: 0, inFlight: this.counters.inFlight }
   }
 
   /** The fault that applies to this request, if any (consuming one of its `count`). */

@@ -36,7 +36,7 @@ export function fileServerHandler(ctx: ServiceContext) {
     }
     if (found.name === 'page') return downloadPage(ctx, res, url, decodeURIComponent(found.params[0]!))
     const name = found.name
-    ctx.faults.count(name)
+    ctx.faults.count(name, res)
     let fault = ctx.faults.take(name)
     if (fault?.kind === 'stall') {
       ctx.log(`${name}: stalled by fault`)

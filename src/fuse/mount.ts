@@ -6,6 +6,7 @@
 import Fuse from 'fuse-native'
 import { execFile } from 'node:child_process'
 import { readdir, stat, writeFile } from 'node:fs/promises'
+import { unpatchedAddon } from './addon.js'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import type { Settings } from '../config/settings.js'
@@ -157,6 +158,8 @@ async function tuneKernel(m: MountEntry, settings: MountSettings, log: Logger): 
  */
 export async function mountFileSystem(core: FileSystemCore, dir: string, settings: MountSettings, log: Logger = silentLogger): Promise<MountHandle> {
   dir = path.resolve(dir)
+  const addonProblem = unpatchedAddon()
+  if (addonProblem) throw new Error(`cannot mount ${dir}: ${addonProblem}`)
   await cleanStaleMount(dir, log)
   await checkMountPoint(dir)
   const before = await findMount(dir)

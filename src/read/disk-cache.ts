@@ -10,7 +10,8 @@
 // rebuilt from the folder at start, recency from mtime. Disk I/O is all async.
 import { createHash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, utimes, type FileHandle } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, utimes } from 'node:fs/promises'
+import { writeParts } from '../api/file-io.js'
 import { bytesLength } from './bytes.js'
 import type { Block } from './memory-cache.js'
 import { join } from 'node:path'
@@ -160,7 +161,7 @@ export class DiskBlockCache {
           }
           const fh = await open(tmp, 'w')
           try {
-            await writeAll(fh, [...parts, crcOf(parts)])
+            await writeParts(fh, [...parts, crcOf(parts)], 0)
           } finally {
             await fh.close()
           }
@@ -217,29 +218,6 @@ export class DiskBlockCache {
     return this.index.size
   }
 }
-
-/** Writes every part, in order, from the file's start (writev takes at most IOV_MAX buffers at once). */
-async function writeAll(fh: FileHandle, parts: Block): Promise<void> {
-  let position = 0
-  for (let i = 0; i < parts.length; i += IOV_MAX) {
-    const batch = parts.slice(i, i + IOV_MAX)
-    let { bytesWritten } = await fh.writev(batch as Buffer[], position)
-    position += bytesWritten
-    // A short writev (rare: signals, full pipes) goes on part by part.
-    for (const b of batch) {
-      if (bytesWritten >= b.length) {
-        bytesWritten -= b.length
-        continue
-      }
-      await fh.write(b, bytesWritten, b.length - bytesWritten, position)
-      position += b.length - bytesWritten
-      bytesWritten = 0
-    }
-  }
-}
-
-/** Buffers one writev may take (Linux's IOV_MAX). */
-const IOV_MAX = 1024
 
 /** Bytes of the CRC-32 that follows a block's bytes in its file. */
 const CRC_BYTES = 4

@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { TransferClient } from '../../src/api/client.js'
 import { md5Hex, md5OfFile, md5OfStream } from '../../src/api/md5.js'
 import type { InitializeResult, FileDto } from '../../src/api/types.js'
+import { waitFor } from '../support/mount.js'
 import { startHarness } from './harness.js'
 import type { Harness } from './harness.js'
 
@@ -186,6 +187,8 @@ describe('data under faults', () => {
     await expect(first).rejects.toThrow('interrupted')
     expect(confirmed.size).toBeGreaterThanOrEqual(2)
     expect(confirmed.size).toBeLessThan(5)
+    // Chunks of the interrupted upload may still be arriving: count only the resumed one's.
+    expect(await waitFor(async () => (await h.counters()).inFlight === 0)).toBe(true)
     await h.control('POST', '/counters/reset')
     const sentNow: number[] = []
     await client.upload.uploadFile({ ...base, source: { path: source }, confirmed, onChunkConfirmed: (i) => { sentNow.push(i) } })

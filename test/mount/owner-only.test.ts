@@ -27,9 +27,11 @@ const outputs: string[] = []
 async function entriesBelow(dir: string): Promise<Array<{ path: string; mode: number; kind: string }>> {
   const out: Array<{ path: string; mode: number; kind: string }> = []
   const walk = async (p: string): Promise<void> => {
-    const st = await lstat(p)
+    // A temporary file renamed into place between readdir and lstat is gone: nothing to judge.
+    const st = await lstat(p).catch((e: NodeJS.ErrnoException) => { if (e.code === 'ENOENT') return null; throw e })
+    if (!st) return
     out.push({ path: p, mode: st.mode & 0o777, kind: st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'link' : 'file' })
-    if (st.isDirectory()) for (const name of await readdir(p)) await walk(path.join(p, name))
+    if (st.isDirectory()) for (const name of await readdir(p).catch(() => [] as string[])) await walk(path.join(p, name))
   }
   await walk(dir)
   return out
