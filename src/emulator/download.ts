@@ -104,7 +104,7 @@ async function sendRanged(ctx: ServiceContext, req: IncomingMessage, res: Server
     return
   }
   await deliver(res, body(start, end), {
-    length, fault, bytesPerSecond: ctx.faults.throttle.bytesPerSecond,
+    length, fault, link: ctx.faults.link ?? undefined,
     onBytes: (n) => { ctx.faults.counters.bytesServed += n },
     onDelivered: () => { if (end === size - 1) onLastByte() },
   })
