@@ -16,12 +16,18 @@ export interface DetailsOptions {
   password?: string
 }
 
+/** The whole inbox, and the account as its pages describe it (storage use and limit). */
+export interface InboxListing {
+  transfers: Transfer[]
+  account: Account
+}
+
 export interface TransferCatalog {
   /**
    * Every received transfer the inbox shows (all pages, newest first, the service's default
    * `includeExpired=false`). The model drops expired, cancelled, deleted and unfinished ones anyway.
    */
-  inbox(): Promise<Transfer[]>
+  inbox(): Promise<InboxListing>
   /**
    * A transfer's details (GET /transfer/{id}). Throws ServiceError: `PasswordRequired` when a
    * password is needed and none given, `AccessDenied` / `CaptchaRequiredForNextLogin` for a wrong

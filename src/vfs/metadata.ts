@@ -315,7 +315,10 @@ export class MetadataStore {
   }
 
   private async loadInbox(): Promise<FolderListing> {
-    const transfers = (await this.catalog.inbox()).filter(isReadable)
+    const inbox = await this.catalog.inbox()
+    // The pages describe the account too: `df` (and find, which asks statfs) need no call of their own.
+    this.accountInfo.set(inbox.account)
+    const transfers = inbox.transfers.filter(isReadable)
     // An inbox page carries each transfer's files as details would give them to a
     // recipient: opening the folder needs no call of its own (a file manager's indexer
     // walking 5,000 transfers made 5,000 details calls). A protected transfer's page

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import { NetworkError, ServiceError } from '../../src/api/errors.js'
 import type { FileDto, Transfer } from '../../src/api/types.js'
 import type { ContentHandle, FileContent, RemoteFile } from '../../src/read/source.js'
-import type { Account, DetailsOptions, SentRef, TransferCatalog } from '../../src/vfs/catalog.js'
+import type { Account, DetailsOptions, InboxListing, SentRef, TransferCatalog } from '../../src/vfs/catalog.js'
 import type { Clock } from '../../src/vfs/settings.js'
 
 export class FakeClock implements Clock {
@@ -98,16 +98,17 @@ export class FakeCatalog implements TransferCatalog {
     if (this.offline) throw new NetworkError('connect ECONNREFUSED', 'ECONNREFUSED')
   }
 
-  async inbox(): Promise<Transfer[]> {
+  async inbox(): Promise<InboxListing> {
     this.calls.inbox++
     await this.online()
     // The inbox shows what a recipient sees: no key; the service's default omits expired ones
     // unless asked, but the model must cope either way, so this fake returns them all.
-    return this.inboxIds
+    const transfers = this.inboxIds
       .map((id) => this.transfers.get(id))
       .filter((t): t is Transfer => t !== undefined && t.status !== 'STATUS_CANCELLED' && t.status !== 'STATUS_DELETED')
       .sort((a, b) => b.sentdate - a.sentdate)
       .map((t) => ({ ...t, key: null, files: t.passwordprotected ? [] : t.files }))
+    return { transfers, account: { ...this.accountInfo } }
   }
 
   private reveal(transfer: Transfer | undefined, options: DetailsOptions | undefined): Transfer {
