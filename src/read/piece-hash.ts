@@ -11,7 +11,7 @@ import { availableParallelism } from 'node:os'
 import { WorkerPool } from '../base/worker-pool.js'
 
 /** Pieces hashed off the main thread at once; more are hashed on it. */
-const STAGING_BUFFERS = 8
+export const STAGING_BUFFERS = 8
 /** Worker threads hashing pieces (one keeps up with a link of ~700 MB/s). */
 const WORKERS = Math.min(2, availableParallelism())
 
