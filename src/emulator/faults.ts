@@ -4,7 +4,7 @@ import { isServiceStatus } from '../api/types.js'
 import { invalid } from './envelope.js'
 
 export const ROUTES = ['login', 'refresh', 'logout', 'initialize', 'complete', 'forward', 'details', 'inbox',
-  'savefile', 'download', 'zip', 'rangehash'] as const
+  'savefile', 'download', 'zip', 'rangehash', 'preview'] as const
 export type RouteName = (typeof ROUTES)[number]
 
 export const FAULT_KINDS = ['status', 'corrupt', 'reset', 'stall'] as const

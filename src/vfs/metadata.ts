@@ -44,6 +44,12 @@ export interface FolderListing {
   byIdentifier: Map<string, TransferEntry>
 }
 
+/** A transfer new in the inbox since the last listing: its folder's name there. */
+export interface Arrival {
+  name: string
+  transfer: Transfer
+}
+
 type Details =
   | { state: 'found'; transfer: Transfer }
   | { state: 'locked' }
@@ -128,6 +134,10 @@ export class MetadataStore {
   private readonly trees = new WeakMap<Transfer, TreeDir>()
   /** The last background refresh failure, for `.status` and logs (never holds a secret). */
   lastRefreshError: unknown = undefined
+  /** Told of each transfer that appears in the inbox after its first listing, once. */
+  onArrivals: ((arrivals: Arrival[]) => void) | undefined
+  /** Ids already in an inbox listing, so an arrival is told once however it was found. */
+  private readonly inboxSeen = new Set<string>()
 
   constructor(private readonly catalog: TransferCatalog, settings: VfsSettings, clock: Clock) {
     this.policy = {
@@ -314,8 +324,60 @@ export class MetadataStore {
     }
   }
 
-  private async loadInbox(): Promise<FolderListing> {
-    const transfers = (await this.catalog.inbox()).filter(isReadable)
+  /** The newest sent date of the inbox listing (unix ms); undefined before its first load. */
+  newestInboxSentdate(): number | undefined {
+    const listing = this.peekInbox()
+    if (!listing) return undefined
+    let newest = 0
+    for (const entry of listing.byName.values()) newest = Math.max(newest, entry.summary?.sentdate ?? 0)
+    return newest
+  }
+
+  /** The inbox is listed again in full on its next use. */
+  expireInbox(): void {
+    this.inboxListing.expire()
+  }
+
+  /** A full inbox listing is being fetched (it will hold whatever is new). */
+  get inboxLoading(): boolean {
+    return this.inboxListing.loading
+  }
+
+  /**
+   * Transfers found by a small "newer than" inbox call, added to the listing as they are
+   * (the next full refresh replaces it); those not listed yet are told as arrivals.
+   */
+  addToInbox(found: Transfer[]): void {
+    const listing = this.peekInbox()
+    if (!listing) return
+    const fresh = found.filter((t) => isReadable(t) && !listing.byIdentifier.has(t.id))
+    if (fresh.length === 0) return
+    this.keepInboxDetails(fresh)
+    const items = [...listing.byName.values(), ...fresh.map((summary) => ({ ref: idRef(summary.id), summary }))]
+    this.inboxListing.update(() => this.announce(buildListing('inbox', items)))
+  }
+
+  /** Tells the arrivals of a new inbox listing (none at its first load: that is the baseline). */
+  private announce(listing: FolderListing): FolderListing {
+    const first = this.inboxSeen.size === 0 && this.peekInbox() === undefined
+    const arrivals: Arrival[] = []
+    for (const name of listing.names) {
+      const entry = listing.byName.get(name)!
+      if (this.inboxSeen.has(entry.ref.token)) continue
+      this.inboxSeen.add(entry.ref.token)
+      if (!first && entry.summary) arrivals.push({ name, transfer: entry.summary })
+    }
+    if (arrivals.length > 0) {
+      try {
+        this.onArrivals?.(arrivals.reverse())
+      } catch {
+        // Telling is a nicety; the listing stands.
+      }
+    }
+    return listing
+  }
+
+  private keepInboxDetails(transfers: Transfer[]): void {
     // An inbox page carries each transfer's files as details would give them to a
     // recipient: opening the folder needs no call of its own (a file manager's indexer
     // walking 5,000 transfers made 5,000 details calls). A protected transfer's page
@@ -325,7 +387,12 @@ export class MetadataStore {
         this.detailsOf(idRef(summary.id)).set({ state: 'found', transfer: summary })
       }
     }
-    return buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary })))
+  }
+
+  private async loadInbox(): Promise<FolderListing> {
+    const transfers = (await this.catalog.inbox()).filter(isReadable)
+    this.keepInboxDetails(transfers)
+    return this.announce(buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary }))))
   }
 
   private async loadSent(concurrency: number): Promise<FolderListing> {

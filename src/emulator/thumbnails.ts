@@ -1,0 +1,54 @@
+// The thumbnails the service publishes as a file's `previewurl`: the file's image shrunk to
+// fit THUMBNAIL_SIZE, as PNG, made on first request and kept for the life of the service.
+// Only PNG and JPEG files get one (what the pure-JS decoders read); every other file has
+// `previewurl` null. The real service would give a file-type icon there instead; the mount
+// tells the two apart by the file's category (docs/desktop.md), and an icon never comes
+// from here, so a test that finds a thumbnail in the cache knows it is a real one.
+import { readFile } from 'node:fs/promises'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { decodeImage, encodePng, fitWithin } from '../image/thumbnail.js'
+import type { ServiceContext } from './context.js'
+import { deliverBuffer } from './delivery.js'
+import { access } from './download.js'
+import { ApiError, Query } from './envelope.js'
+import type { FaultSpec } from './faults.js'
+import type { StoredFile } from './store.js'
+
+/** px: the longest side of a thumbnail (the freedesktop "large" size). */
+export const THUMBNAIL_SIZE = 256
+/** bytes: larger images get no thumbnail (decoding them would hold the whole image in memory). */
+const MAX_SOURCE_BYTES = 32 * 1024 * 1024
+const IMAGE_EXTENSIONS = /\.(png|jpe?g)$/i
+
+/** Whether the file has a thumbnail, decided from its name and size, without reading it. */
+export function hasThumbnail(file: StoredFile): boolean {
+  return IMAGE_EXTENSIONS.test(file.name) && file.size > 0 && file.size <= MAX_SOURCE_BYTES
+}
+
+const made = new WeakMap<StoredFile, Promise<Buffer | null>>()
+
+async function makeThumbnail(file: StoredFile): Promise<Buffer | null> {
+  const image = decodeImage(await readFile(file.path))
+  return image && encodePng(fitWithin(image, THUMBNAIL_SIZE))
+}
+
+function thumbnailOf(file: StoredFile): Promise<Buffer | null> {
+  let thumbnail = made.get(file)
+  if (!thumbnail) {
+    thumbnail = makeThumbnail(file).catch(() => null)
+    made.set(file, thumbnail)
+  }
+  return thumbnail
+}
+
+/** GET /preview/{transferid}/{fileid}: the same access rules as the file's download. */
+export async function serveThumbnail(ctx: ServiceContext, req: IncomingMessage, res: ServerResponse, url: URL,
+  transferid: string, fileid: string, fault: FaultSpec | null): Promise<void> {
+  const a = access(ctx, req, new Query(url.searchParams), transferid)
+  const file = a.transfer.files.find((f) => f.fileid === fileid)
+  if (!file || !hasThumbnail(file)) throw new ApiError('NotFound', 'no thumbnail for this file')
+  const png = await thumbnailOf(file)
+  if (!png) throw new ApiError('NotFound', 'the file is not an image that can be read')
+  res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(png.length) })
+  await deliverBuffer(res, png, fault?.kind === 'reset' ? fault : null)
+}
