@@ -149,6 +149,11 @@ function parseWithUnit(text: string, units: Record<string, number>): number | nu
   return Math.round(Number(m[1]) * factor)
 }
 
+/** A duration as settings take it (`500`, `10s`, `2m`) in ms, or null when it is not one. */
+export function parseDuration(text: string): number | null {
+  return parseWithUnit(text, UNIT_MS)
+}
+
 /** Turns a raw value (a string from a flag or env, or a JSON value from the file) into the setting's type. */
 export function parseSettingValue(s: SettingSpec, raw: unknown, where: string): Settings[SettingKey] {
   const fail = (): never => {
