@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ArrivalWatch, DEFAULT_ARRIVAL_OPTIONS } from '../../src/vfs/arrivals.js'
 import { TransferFileSystem } from '../../src/vfs/filesystem.js'
 import type { Arrival } from '../../src/vfs/metadata.js'
@@ -77,5 +77,38 @@ describe('arrivals', () => {
     expect(catalog.calls.inbox).toBe(1)
     expect(catalog.calls.inboxSince).toBe(0)
     expect(told).toEqual([])
+  })
+
+  describe('how often', () => {
+    afterEach(() => {
+      vi.useRealTimers()
+    })
+
+    it('one check per 8 s while the inbox was listed in the last minute, one per 50 s otherwise', async () => {
+      vi.useFakeTimers({ now: Date.UTC(2026, 10, 25, 12) })
+      const clock = { now: () => Date.now() }
+      const catalog = new FakeCatalog()
+      const fs = new TransferFileSystem({ catalog, content: new FakeContent(), clock })
+      catalog.add(makeTransfer({ id: 'a', sentdate: clock.now() - HOUR }))
+      await fs.readdir('/inbox')
+      const watch = new ArrivalWatch(fs.store, catalog, clock)
+      watch.start()
+      const at = async (ms: number) => {
+        await vi.advanceTimersByTimeAsync(ms)
+        return catalog.calls.inboxSince
+      }
+      expect(await at(0)).toBe(1) // at the start: the mount's first look
+      expect(await at(49_000)).toBe(1)
+      expect(await at(1_000)).toBe(2) // t = 50 s: idle interval
+      watch.looked() // someone lists inbox/ at t = 50 s
+      expect(await at(7_900)).toBe(2)
+      expect(await at(100)).toBe(3) // t = 58 s
+      // Checks at 58, 66, ..., 114 s; the look is over a minute old after that.
+      expect(await at(60_000)).toBe(10)
+      expect(await at(45_000)).toBe(10)
+      expect(await at(1_000)).toBe(11) // t = 164 s: idle again
+      await watch.stop()
+      expect(catalog.calls.inbox).toBe(1) // never a full listing for it
+    })
   })
 })
