@@ -93,6 +93,8 @@ export function demoTransfers(): DemoTransfer[] {
       files: [
         file('contract-2024.pdf', bytes(pdf(['Service contract 2024', '', 'Between Example Ltd and Demo GmbH.']))),
         file('contract-notes.txt', text('Signed by both parties on 2024-05-02.\n')),
+        // An image behind the password: no thumbnail of it may leave before the unlock.
+        file('scans/signed-page.png', photo),
       ],
     },
     {
