@@ -8,6 +8,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { deflateSync } from 'node:zlib'
+import { drawImage, encodeJpeg, encodePng, pngChunk, type Rgba } from '../image/thumbnail.js'
 import { crc32, zipLayout } from './zip.js'
 
 export interface DemoFile {
@@ -104,6 +105,19 @@ export function demoTransfers(): DemoTransfer[] {
       sentAgoMs: 40 * DAY,
       expired: true,
       files: [file('holiday.png', photo), file('itinerary.txt', text('Day 1: harbour. Day 2: hills.\n'))],
+    },
+    {
+      from: 'frank@example.com',
+      subject: 'Photos from the harbour walk',
+      message: 'Four photos from Sunday; the thumbnails show without downloading them.',
+      sentAgoMs: 4 * HOUR,
+      files: [
+        file('harbour-morning.jpg', bytes(encodeJpeg(harbour(200, 70, [40, 20, 0]), 90))),
+        file('harbour-noon.png', photo),
+        file('harbour-evening.png', bytes(encodePng(harbour(60, 90, [90, -40, -90])))),
+        file('harbour-night.jpg', bytes(encodeJpeg(harbour(128, 40, [-80, -120, -60]), 90))),
+        file('route.txt', text('Pier, lighthouse, fish market, back along the quay.\n')),
+      ],
     },
     {
       from: 'sensors@example.net',
@@ -311,15 +325,6 @@ function png(width: number, height: number, pixel: (x: number, y: number) => [nu
   ])
 }
 
-function pngChunk(type: string, data: Buffer): Buffer {
-  const head = Buffer.alloc(8)
-  head.writeUInt32BE(data.length, 0)
-  head.write(type, 4, 'latin1')
-  const crc = Buffer.alloc(4)
-  crc.writeUInt32BE(crc32(data, crc32(head.subarray(4))), 0)
-  return Buffer.concat([head, data, crc])
-}
-
 function barChartPng(): Buffer {
   const bars = [62, 88, 71, 120, 97, 135]
   return png(320, 200, (x, y) => {
@@ -340,6 +345,19 @@ function harbourPng(): Buffer {
     if (y < 110) return [90 + (y >> 1), 150 + (y >> 2), 235]
     const wave = ((x * 7 + y * 13) ^ (y * 5)) & 15
     return [20 + wave, 70 + (y >> 2), 120 + wave * 4]
+  })
+}
+
+/** The harbour at another time of day: the sun elsewhere, the colours shifted. */
+function harbour(sunX: number, sunY: number, shift: readonly [number, number, number]): Rgba {
+  const clamp = (v: number) => Math.max(0, Math.min(255, v))
+  return drawImage(320, 240, (x, y) => {
+    const dx = x - sunX
+    const dy = y - sunY
+    const sun = dx * dx + dy * dy < 500
+    const wave = ((x * 7 + y * 13) ^ (y * 5)) & 15
+    const [r, g, b] = sun ? [255, 210, 80] : y < 140 ? [90 + (y >> 1), 150 + (y >> 2), 235] : [20 + wave, 70 + (y >> 2), 120 + wave * 4]
+    return sun ? [r, g, b] : [clamp(r + shift[0]), clamp(g + shift[1]), clamp(b + shift[2])]
   })
 }
 

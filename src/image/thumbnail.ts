@@ -3,6 +3,7 @@
 // chunks, and read those chunks back. The local service makes its thumbnails with it and
 // the mount writes the desktop's thumbnail cache with it; it imports nothing of ours.
 import jpeg from 'jpeg-js'
+import { crc32 } from 'node:zlib'
 import { PNG } from 'pngjs'
 
 /** 8-bit RGBA, row after row. */
@@ -23,6 +24,20 @@ export function isPng(bytes: Buffer): boolean {
 
 export function isJpeg(bytes: Buffer): boolean {
   return bytes.length > JPEG_SOI.length && bytes.subarray(0, JPEG_SOI.length).equals(JPEG_SOI)
+}
+
+/** A baseline JPEG of the image (alpha dropped), quality 1..100. */
+export function encodeJpeg(img: Rgba, quality = 85): Buffer {
+  return jpeg.encode({ data: img.data, width: img.width, height: img.height }, quality).data
+}
+
+/** An opaque image from a pixel function (x, y) → [r, g, b]. */
+export function drawImage(width: number, height: number, pixel: (x: number, y: number) => readonly [number, number, number]): Rgba {
+  const data = Buffer.alloc(width * height * 4)
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) data.set([...pixel(x, y), 255], (y * width + x) * 4)
+  }
+  return { width, height, data }
 }
 
 /** A PNG or JPEG as RGBA; null when the bytes are neither, or broken, or too large. */
@@ -70,29 +85,13 @@ export function fitWithin(img: Rgba, max: number): Rgba {
   return { width, height, data: out }
 }
 
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256)
-  for (let n = 0; n < 256; n++) {
-    let c = n
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-    table[n] = c >>> 0
-  }
-  return table
-})()
-
-function crc32(bytes: Buffer): number {
-  let c = 0xffffffff
-  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8)
-  return (c ^ 0xffffffff) >>> 0
-}
-
 /** One PNG chunk: length, type, data, CRC of type and data. */
 export function pngChunk(type: string, data: Buffer): Buffer {
   const length = Buffer.alloc(4)
   length.writeUInt32BE(data.length)
   const typed = Buffer.concat([Buffer.from(type, 'latin1'), data])
   const crc = Buffer.alloc(4)
-  crc.writeUInt32BE(crc32(typed))
+  crc.writeUInt32BE(crc32(typed) >>> 0)
   return Buffer.concat([length, typed, crc])
 }
 

@@ -7,7 +7,7 @@ import { idleStatus, type TransferCatalog, type StatusSource } from './catalog.j
 import { FsError, type FileSystemCore, type NodeAttr, type OpenFlags, type StatFs } from './core.js'
 import type { Transfer } from '../api/types.js'
 import { HandleTable } from './handles.js'
-import type { FilesListed, ListedFile } from './listed.js'
+import { filesBelow, type FilesListed, type ListedFile } from './listed.js'
 import { ArrivalWatch, DEFAULT_ARRIVAL_OPTIONS, type ArrivalOptions } from './arrivals.js'
 import { MetadataStore, type Arrival, type TransferEntry } from './metadata.js'
 import { mimeTypeOf } from './mime.js'
@@ -27,6 +27,8 @@ const BLOCK_SIZE = 4096
 /** Free space `df` shows for an account without a storage limit: plenty, so copy dialogs do not balk. */
 const UNLIMITED_FREE_BYTES = 2 ** 50
 const FILE_SLOTS = 1_000_000
+/** Newest transfers whose files a listing of `inbox/` tells about (for their thumbnails). */
+const PREVIEW_AHEAD_TRANSFERS = 20
 /** Longest password a `.password` handle takes: anything longer is not a password. */
 const MAX_PASSWORD_BYTES = 4096
 
@@ -88,21 +90,28 @@ export class TransferFileSystem implements FileSystemCore {
     return names
   }
 
-  /** The files directly in a listed transfer folder, to the listener; a listener's failure is not the readdir's. */
+  /**
+   * The files a listing is likely to lead to, to the listener: a transfer's or a folder's
+   * files at every depth, and for `inbox/` those of its newest transfers, so that their
+   * thumbnails are ready when a file manager opens the folder (it looks for them at once,
+   * and makes its own by reading the whole file when none is there). A locked transfer
+   * has no files to give. A listener's failure is not the readdir's.
+   */
   private tellListed(path: string, node: Node): void {
-    let listed: { transfer: Transfer; dir: TreeDir } | undefined
-    if (node.kind === 'folder') listed = node
-    else if (node.kind === 'transfer') {
-      const contents = this.store.peekContents(node.entry)
-      if (contents?.state === 'open') listed = { transfer: contents.transfer, dir: contents.tree }
-    }
-    if (!listed) return
-    const base = path.replace(/\/+$/, '')
-    const mtimeMs = this.mtimeOf(listed.transfer).getTime()
     const files: ListedFile[] = []
-    for (const [name, child] of listed.dir.entries) {
-      if (child.kind === 'file') files.push({ path: `${base}/${name}`, dto: child.dto, size: child.remote.size, mtimeMs })
+    const base = path.replace(/\/+$/, '')
+    const add = (transfer: Transfer, dir: TreeDir, at: string) => filesBelow(dir, at, this.mtimeOf(transfer).getTime(), files)
+    const addOpen = (entry: TransferEntry, at: string) => {
+      const contents = this.store.peekContents(entry)
+      if (contents?.state === 'open') add(contents.transfer, contents.tree, at)
     }
+    if (node.kind === 'folder') add(node.transfer, node.dir, base)
+    else if (node.kind === 'transfer') addOpen(node.entry, base)
+    else if (node.kind === 'inbox') {
+      const listing = this.store.peekInbox()
+      for (const name of listing?.names.slice(0, PREVIEW_AHEAD_TRANSFERS) ?? []) addOpen(listing!.byName.get(name)!, `${base}/${name}`)
+    }
+    if (files.length === 0) return
     try {
       this.onFilesListed?.(files)
     } catch {

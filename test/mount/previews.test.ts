@@ -9,7 +9,7 @@ import path from 'node:path'
 import { PNG } from 'pngjs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Transfer } from '../../src/api/types.js'
-import { fileUri, ThumbnailCache, thumbnailRoot } from '../../src/desktop/thumbnail-cache.js'
+import { fileUri, ThumbnailCache, thumbnailName, thumbnailRoot } from '../../src/desktop/thumbnail-cache.js'
 import { DEMO_PASSWORD } from '../../src/emulator/demo-content.js'
 import { readPngText } from '../../src/image/thumbnail.js'
 import { run, unmountAll, waitFor } from '../support/mount.js'
@@ -53,7 +53,7 @@ async function listAll(dir: string): Promise<void> {
   expect(r.code, r.stderr).toBe(0)
 }
 
-/** The images of a transfer as files on the mount (the demo's are one folder down). */
+/** The images of a transfer as files on the mount. */
 async function imagesOf(world: World, subject: string): Promise<string[]> {
   const t = world.transfers.find((x) => x.subject.startsWith(subject))!
   const folder = await transferFolder(world.account.mountDir, t.id)
@@ -87,22 +87,32 @@ describe('previews on (the default)', () => {
 
   it('listing an image folder puts a valid thumbnail of each image in the cache, and no image byte is fetched', async () => {
     await world.service.controls.resetCounters()
-    const images = await imagesOf(world, 'Quarterly report')
-    expect(images.length).toBeGreaterThanOrEqual(2)
-    // The images are in charts/ and photos/ of the transfer: list the transfer's folders.
-    await listAll(path.dirname(path.dirname(images[0]!)))
+    const images = await imagesOf(world, 'Photos from the harbour walk')
+    expect(images.filter((f) => /\.jpg$/.test(f)).length).toBeGreaterThanOrEqual(1)
+    expect(images.filter((f) => /\.png$/.test(f)).length).toBeGreaterThanOrEqual(1)
+    await listAll(path.dirname(images[0]!))
     const haveAll = async () => (await Promise.all(images.map((f) => world.cache.read('normal', fileUri(f))))).every((b) => b !== null)
     expect(await waitFor(haveAll, THUMBNAILS_WITHIN_MS, 200), 'thumbnails never appeared').toBe(true)
     for (const file of images) await expectValidThumbnail(world, file)
 
+    // Images one folder down (charts/, photos/) are ready once their transfer folder is listed.
+    const below = await imagesOf(world, 'Quarterly report')
+    await run('ls', ['-A', path.dirname(path.dirname(below[0]!))])
+    const haveBelow = async () => (await Promise.all(below.map((f) => world.cache.read('normal', fileUri(f))))).every((b) => b !== null)
+    expect(await waitFor(haveBelow, THUMBNAILS_WITHIN_MS, 200), 'no thumbnails of the images one folder down').toBe(true)
+    for (const file of below) await expectValidThumbnail(world, file)
+
     const counters = await world.service.controls.counters()
     expect(counters.bytesServed).toBe(0)
     expect(counters.routes.download ?? 0).toBe(0)
-    expect(counters.routes.preview ?? 0).toBeGreaterThanOrEqual(images.length)
-    // Only images: every thumbnail in the cache is one of the listed images (no file icons).
-    const wanted = new Set(images.map((f) => world.cache.pathOf('normal', fileUri(f))))
-    const written = (await cachedNames(world)).map((n) => path.join(world.cache.root, 'normal', n))
-    expect(written.filter((p) => !wanted.has(p))).toEqual([])
+    expect(counters.routes.preview ?? 0).toBeGreaterThanOrEqual(images.length + below.length)
+    // Only images: every thumbnail in the cache is one of an image (no file-type icons).
+    const everyImage: string[] = []
+    for (const t of world.transfers.filter((x) => !x.passwordprotected)) everyImage.push(...(await imagesOf(world, t.subject)))
+    const wanted = new Set(everyImage.map((f) => thumbnailName(fileUri(f))))
+    const written = await cachedNames(world)
+    expect(written.length).toBeGreaterThanOrEqual(images.length + below.length)
+    expect(written.filter((n) => !wanted.has(n))).toEqual([])
 
     // Listed again: nothing is fetched again (the cache already holds them with this mtime).
     await world.service.controls.resetCounters()
@@ -138,7 +148,7 @@ describe('previews: no', () => {
 
   it('writes no thumbnail and asks for none', async () => {
     await world.service.controls.resetCounters()
-    const images = await imagesOf(world, 'Quarterly report')
+    const images = await imagesOf(world, 'Photos from the harbour walk')
     await listAll(path.join(world.account.mountDir, 'inbox'))
     // The same wait that was enough for every thumbnail with previews on.
     await waitFor(async () => false, 5_000)
