@@ -34,6 +34,8 @@ export interface Counters {
   bytesServed: number
   /** Bytes GetRangeHash read and hashed. */
   bytesHashed: number
+  /** Thumbnail body bytes handed to the socket (not counted in bytesServed: they are not file bytes). */
+  previewBytesServed: number
   refreshCalls: number
   /** Requests being answered now (not zeroed by a reset): a test waits for 0 before it counts afresh. */
   inFlight: number
@@ -49,7 +51,7 @@ interface ActiveFault extends FaultSpec {
 export class Faults {
   private faults: ActiveFault[] = []
   throttle: Throttle = {}
-  counters: Counters = { routes: {}, bytesServed: 0, bytesHashed: 0, refreshCalls: 0, inFlight: 0 }
+  counters: Counters = { routes: {}, bytesServed: 0, bytesHashed: 0, previewBytesServed: 0, refreshCalls: 0, inFlight: 0 }
 
   add(spec: unknown): FaultSpec {
     const fault = parseFault(spec)
@@ -83,7 +85,7 @@ export class Faults {
   }
 
   resetCounters(): void {
-    this.counters = { routes: {}, bytesServed: 0, bytesHashed: 0, refreshCalls: 0, inFlight: this.counters.inFlight }
+    this.counters = { routes: {}, bytesServed: 0, bytesHashed: 0, previewBytesServed: 0, refreshCalls: 0, inFlight: this.counters.inFlight }
   }
 
   /** The fault that applies to this request, if any (consuming one of its `count`). */

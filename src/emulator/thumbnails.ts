@@ -50,5 +50,5 @@ export async function serveThumbnail(ctx: ServiceContext, req: IncomingMessage, 
   const png = await thumbnailOf(file)
   if (!png) throw new ApiError('NotFound', 'the file is not an image that can be read')
   res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(png.length) })
-  await deliverBuffer(res, png, fault?.kind === 'reset' ? fault : null)
+  if (await deliverBuffer(res, png, fault?.kind === 'reset' ? fault : null)) ctx.faults.counters.previewBytesServed += png.length
 }
