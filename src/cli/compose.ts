@@ -172,7 +172,7 @@ function folderNameOf(listing: FolderListing | undefined, transferid: string): s
  * Everything the mount serves, built from the settings; the session must exist already.
  * `mountDir` (absolute) is where it will be mounted: thumbnails and notifications name files there.
  */
-export async function composeMount(loaded: LoadedSettings, log: Logger = silentLogger, mountDir?: string): Promise<ComposedMount> {
+export async function composeMount(loaded: LoadedSettings, mountDir: string, log: Logger = silentLogger): Promise<ComposedMount> {
   const client = await createClient(loaded)
   if (!(await client.auth.isSignedIn())) {
     await client.close()
@@ -182,27 +182,26 @@ export async function composeMount(loaded: LoadedSettings, log: Logger = silentL
   // A fresh log object per listing: another process (the sender) may have appended since.
   const catalog = new ServiceCatalog(client, { list: () => new FileSentLog(sentLog.file).list() })
   const content = await ReadPath.create(new ServiceRangeSource(client), readOptionsOf(loaded), log)
-  let tree: MountedFileSystem | undefined
   const desktop = openDesktop({
-    mountDir: mountDir ?? '',
+    mountDir,
     client,
-    previews: loaded.settings.previews && mountDir !== undefined,
-    notify: loaded.settings.notifyArrivals && mountDir !== undefined,
+    previews: loaded.settings.previews,
+    notify: loaded.settings.notifyArrivals,
     log,
     size: formatBytes,
-    sentFolderOf: (id) => folderNameOf(tree?.store.peekSent(), id),
+    // Called only once a send has finished, long after `tree` exists.
+    sentFolderOf: (id) => folderNameOf(tree.store.peekSent(), id),
   })
-  tree = new MountedFileSystem({
+  const tree = new MountedFileSystem({
     catalog, content, settings: { listingTtlMs: loaded.settings.listingTtlMs },
     onFilesListed: desktop.onFilesListed,
     arrivals: { onArrivals: (arrivals) => desktop.onArrivals(arrivals) },
   }, { content, client, desktop })
-  const mounted = tree
   const sending = await openSending({
     client, dataDir: loaded.folders.data, options: sendOptionsOf(loaded),
     health: () => serviceHealth(client.connectivity.current, content.health()),
-    onSentChanged: (id) => mounted.store.refreshSent(id),
+    onSentChanged: (id) => tree.store.refreshSent(id),
     onSent: (record) => desktop.onSent(record),
   })
-  return { client, content, core: new SendingFileSystem(mounted, sending), sending }
+  return { client, content, core: new SendingFileSystem(tree, sending), sending }
 }

@@ -77,7 +77,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     } finally {
       await client.close()
     }
-    const { core } = await composeMount(settings, log, path.resolve(mountDir))
+    const { core } = await composeMount(settings, mountDir, log)
     const handle = await mountFileSystem(core, mountDir, settings.settings, log)
     process.stdout.write(tryThis(handle.dir, service.user.email))
 

@@ -5,7 +5,7 @@
 import type { TransferClient } from '../api/client.js'
 import type { Logger } from '../fuse/log.js'
 import type { SentRecord } from '../send/ports.js'
-import type { Arrival } from '../vfs/metadata.js'
+import type { Arrival } from '../vfs/inbox-news.js'
 import type { FilesListed } from '../vfs/listed.js'
 import { desktopNotifier, notifyArrivals, sentNotification, silentNotifier, type Notifier, type SizeFormat } from './notify.js'
 import { Previews } from './previews.js'

@@ -113,7 +113,7 @@ export function demoTransfers(): DemoTransfer[] {
       sentAgoMs: 4 * HOUR,
       files: [
         file('harbour-morning.jpg', bytes(encodeJpeg(harbour(200, 70, [40, 20, 0]), 90))),
-        file('harbour-noon.png', photo),
+        file('harbour-noon.png', bytes(encodePng(harbour(190, 50, [0, 0, 0])))),
         file('harbour-evening.png', bytes(encodePng(harbour(60, 90, [90, -40, -90])))),
         file('harbour-night.jpg', bytes(encodeJpeg(harbour(128, 40, [-80, -120, -60]), 90))),
         file('route.txt', text('Pier, lighthouse, fish market, back along the quay.\n')),
@@ -348,15 +348,21 @@ function harbourPng(): Buffer {
   })
 }
 
-/** The harbour at another time of day: the sun elsewhere, the colours shifted. */
+/**
+ * The harbour at another time of day, as large as a camera's small setting (1280 × 960, so
+ * hundreds of KiB each, where the service's thumbnail is a few KiB): the sun elsewhere
+ * (given on a 320 × 240 grid), the colours shifted.
+ */
 function harbour(sunX: number, sunY: number, shift: readonly [number, number, number]): Rgba {
   const clamp = (v: number) => Math.max(0, Math.min(255, v))
-  return drawImage(320, 240, (x, y) => {
-    const dx = x - sunX
-    const dy = y - sunY
+  return drawImage(1280, 960, (x, y) => {
+    const gx = x >> 2
+    const gy = y >> 2
+    const dx = gx - sunX
+    const dy = gy - sunY
     const sun = dx * dx + dy * dy < 500
     const wave = ((x * 7 + y * 13) ^ (y * 5)) & 15
-    const [r, g, b] = sun ? [255, 210, 80] : y < 140 ? [90 + (y >> 1), 150 + (y >> 2), 235] : [20 + wave, 70 + (y >> 2), 120 + wave * 4]
+    const [r, g, b] = sun ? [255, 210, 80] : gy < 140 ? [90 + (gy >> 1), 150 + (gy >> 2), 235] : [20 + wave, 70 + (gy >> 2), 120 + wave * 4]
     return sun ? [r, g, b] : [clamp(r + shift[0]), clamp(g + shift[1]), clamp(b + shift[2])]
   })
 }

@@ -26,9 +26,16 @@ export function isJpeg(bytes: Buffer): boolean {
   return bytes.length > JPEG_SOI.length && bytes.subarray(0, JPEG_SOI.length).equals(JPEG_SOI)
 }
 
-/** A baseline JPEG of the image (alpha dropped), quality 1..100. */
+/** A baseline JPEG of the image, quality 1..100; transparent parts come out white (JPEG has no alpha). */
 export function encodeJpeg(img: Rgba, quality = 85): Buffer {
-  return jpeg.encode({ data: img.data, width: img.width, height: img.height }, quality).data
+  const data = Buffer.from(img.data)
+  for (let i = 0; i < data.length; i += 4) {
+    const alpha = data[i + 3]!
+    if (alpha === 255) continue
+    for (let c = 0; c < 3; c++) data[i + c] = Math.round((data[i + c]! * alpha + 255 * (255 - alpha)) / 255)
+    data[i + 3] = 255
+  }
+  return jpeg.encode({ data, width: img.width, height: img.height }, quality).data
 }
 
 /** An opaque image from a pixel function (x, y) → [r, g, b]. */

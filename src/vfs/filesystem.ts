@@ -9,7 +9,8 @@ import type { Transfer } from '../api/types.js'
 import { HandleTable } from './handles.js'
 import { filesBelow, type FilesListed, type ListedFile } from './listed.js'
 import { ArrivalWatch, DEFAULT_ARRIVAL_OPTIONS, type ArrivalOptions } from './arrivals.js'
-import { MetadataStore, type Arrival, type TransferEntry } from './metadata.js'
+import type { Arrival } from './inbox-news.js'
+import { MetadataStore, type TransferEntry } from './metadata.js'
 import { mimeTypeOf } from './mime.js'
 import { NAME_MAX_BYTES } from './names.js'
 import { isDirectory, linkFile, transferJson, transferOf, TreeResolver, type Node } from './nodes.js'
@@ -71,7 +72,7 @@ export class TransferFileSystem implements FileSystemCore {
     this.mountedAt = new Date(this.clock.now())
     this.onFilesListed = options.onFilesListed
     if (options.arrivals) {
-      this.store.onArrivals = options.arrivals.onArrivals
+      this.store.inboxNews.listener = options.arrivals.onArrivals
       this.arrivals = new ArrivalWatch(this.store, options.catalog, this.clock, { ...DEFAULT_ARRIVAL_OPTIONS, ...options.arrivals.options })
       this.arrivals.start()
     }

@@ -14,6 +14,7 @@ import type { Transfer } from '../api/types.js'
 import type { Account, TransferCatalog } from './catalog.js'
 import { FsError } from './core.js'
 import { disambiguate, transferFolderName } from './names.js'
+import { InboxNews } from './inbox-news.js'
 import { Refreshing, type RefreshPolicy } from './refreshing.js'
 import type { Clock, VfsSettings } from './settings.js'
 import { buildTransferTree, type TreeDir } from './transfer-tree.js'
@@ -42,12 +43,6 @@ export interface FolderListing {
   byName: Map<string, TransferEntry>
   /** Entries by transfer id and by trackid, for by-id look-ups without a call. */
   byIdentifier: Map<string, TransferEntry>
-}
-
-/** A transfer new in the inbox since the last listing: its folder's name there. */
-export interface Arrival {
-  name: string
-  transfer: Transfer
 }
 
 type Details =
@@ -134,10 +129,8 @@ export class MetadataStore {
   private readonly trees = new WeakMap<Transfer, TreeDir>()
   /** The last background refresh failure, for `.status` and logs (never holds a secret). */
   lastRefreshError: unknown = undefined
-  /** Told of each transfer that appears in the inbox after its first listing, once. */
-  onArrivals: ((arrivals: Arrival[]) => void) | undefined
-  /** Ids already in an inbox listing, so an arrival is told once however it was found. */
-  private readonly inboxSeen = new Set<string>()
+  /** What is new in each inbox listing (its listener is told of arrivals). */
+  readonly inboxNews = new InboxNews()
 
   constructor(private readonly catalog: TransferCatalog, settings: VfsSettings, clock: Clock) {
     this.policy = {
@@ -354,26 +347,11 @@ export class MetadataStore {
     if (fresh.length === 0) return
     this.keepInboxDetails(fresh)
     const items = [...listing.byName.values(), ...fresh.map((summary) => ({ ref: idRef(summary.id), summary }))]
-    this.inboxListing.update(() => this.announce(buildListing('inbox', items)))
+    this.inboxListing.update(() => this.noted(buildListing('inbox', items)))
   }
 
-  /** Tells the arrivals of a new inbox listing (none at its first load: that is the baseline). */
-  private announce(listing: FolderListing): FolderListing {
-    const first = this.inboxSeen.size === 0 && this.peekInbox() === undefined
-    const arrivals: Arrival[] = []
-    for (const name of listing.names) {
-      const entry = listing.byName.get(name)!
-      if (this.inboxSeen.has(entry.ref.token)) continue
-      this.inboxSeen.add(entry.ref.token)
-      if (!first && entry.summary) arrivals.push({ name, transfer: entry.summary })
-    }
-    if (arrivals.length > 0) {
-      try {
-        this.onArrivals?.(arrivals.reverse())
-      } catch {
-        // Telling is a nicety; the listing stands.
-      }
-    }
+  private noted(listing: FolderListing): FolderListing {
+    this.inboxNews.take(listing)
     return listing
   }
 
@@ -392,7 +370,7 @@ export class MetadataStore {
   private async loadInbox(): Promise<FolderListing> {
     const transfers = (await this.catalog.inbox()).filter(isReadable)
     this.keepInboxDetails(transfers)
-    return this.announce(buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary }))))
+    return this.noted(buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary }))))
   }
 
   private async loadSent(concurrency: number): Promise<FolderListing> {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ArrivalWatch, DEFAULT_ARRIVAL_OPTIONS } from '../../src/vfs/arrivals.js'
 import { TransferFileSystem } from '../../src/vfs/filesystem.js'
-import type { Arrival } from '../../src/vfs/metadata.js'
+import type { Arrival } from '../../src/vfs/inbox-news.js'
 import { FakeCatalog, FakeClock, FakeContent, makeFile, makeTransfer } from './fakes.js'
 
 const HOUR = 3_600_000
@@ -11,7 +11,7 @@ function setup() {
   const clock = new FakeClock()
   const told: Arrival[] = []
   const fs = new TransferFileSystem({ catalog, content: new FakeContent(), clock })
-  fs.store.onArrivals = (a) => told.push(...a)
+  fs.store.inboxNews.listener = (a) => told.push(...a)
   const watch = new ArrivalWatch(fs.store, catalog, clock)
   const add = (id: string, sentdate: number, fields: object = {}) => {
     const t = makeTransfer({ id, subject: `Subject ${id}`, sentdate, ...fields })
