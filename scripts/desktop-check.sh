@@ -2,8 +2,8 @@
 # What a desktop user sees, for people (not CI): starts the local service with the demo
 # transfers (and its counters), mounts it, opens pcmanfm under Xvfb on the demo's photo
 # transfer and takes a screenshot, once with previews on and once with them off, each
-# time with a fresh thumbnail cache, and says how many bytes of files the service served
-# while the file manager browsed. Installs xvfb, pcmanfm and imagemagick when missing.
+# time with fresh caches, and says how many bytes of files the service served while the
+# file manager browsed. Installs xvfb, pcmanfm and imagemagick when missing.
 #
 #   scripts/desktop-check.sh [OUT.png]     (default ./desktop-check.png; the run with
 #                                           previews off goes to OUT-no-previews.png)
@@ -44,7 +44,7 @@ pids+=($!)
 for _ in $(seq 1 120); do [ -s "$STATE/announcement" ] && break; sleep 0.5; done
 field() { node -e 'const a = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0]); console.log(process.argv[2].split(".").reduce((o, k) => o[k], a))' "$STATE/announcement" "$1"; }
 export TRANSFERFS_API_URL=$(field baseUrl) TRANSFERFS_API_KEY=$(field apiKey) TRANSFERFS_CA=$(field ca)
-export TRANSFERFS_CONFIG_DIR="$STATE/config" TRANSFERFS_CACHE_DIR="$STATE/cache" TRANSFERFS_DATA_DIR="$STATE/data"
+export TRANSFERFS_CONFIG_DIR="$STATE/config" TRANSFERFS_DATA_DIR="$STATE/data"
 CONTROLS="${TRANSFERFS_API_URL%/api}/_emulator"
 field user.password | "${CLI[@]}" login --email "$(field user.email)" --password-stdin >/dev/null
 
@@ -59,7 +59,9 @@ printf '[ui]\nview_mode=thumbnail\nwin_width=1000\nwin_height=660\nshow_statusba
 # browse on|off SCREENSHOT: mount with previews on or off, show the photo folder, measure.
 browse() {
   local previews=$1 shot=$2 display=:$((90 + RANDOM % 9))
-  export XDG_CACHE_HOME="$STATE/xdg-cache-$previews"
+  # Fresh caches each time: the thumbnail cache, and the mount's chunk cache (bytes read in
+  # one run would otherwise not be fetched again in the next).
+  export XDG_CACHE_HOME="$STATE/xdg-cache-$previews" TRANSFERFS_CACHE_DIR="$STATE/cache-$previews"
   mkdir -p "$MNT"
   "${CLI[@]}" mount "$MNT" --previews "$([ "$previews" = on ] && echo yes || echo no)" >/dev/null
   local folder

@@ -1,6 +1,8 @@
 // The thumbnails the service publishes as a file's `previewurl`: the file's image shrunk to
-// fit THUMBNAIL_SIZE, as a JPEG (a few KiB, as a service's small thumbnail would be), made on
-// first request and kept for the life of the service.
+// fit THUMBNAIL_SIZE, as a JPEG (a few KiB, as a service's small thumbnail would be), made
+// when the file is stored (a request comes before that only in a race: it waits for it)
+// and kept for the life of the service. Made on request instead, a folder of large photos
+// took the service over a second, and a file manager that looked meanwhile read the photos.
 // Only PNG and JPEG files get one (what the pure-JS decoders read); every other file has
 // `previewurl` null. The real service would give a file-type icon there instead; the mount
 // tells the two apart by the file's category (docs/desktop.md), and an icon never comes
@@ -42,6 +44,11 @@ function thumbnailOf(file: StoredFile): Promise<Buffer | null> {
     made.set(file, thumbnail)
   }
   return thumbnail
+}
+
+/** Starts making the file's thumbnail, when it has one, in the background. */
+export function prepareThumbnail(file: StoredFile): void {
+  if (hasThumbnail(file)) void thumbnailOf(file)
 }
 
 /** GET /preview/{transferid}/{fileid}: the same access rules as the file's download. */
