@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Applies our two fixes to fuse-native 2.2.6 and rebuilds its addon, so the mount
+// Applies our fixes to fuse-native 2.2.6 and rebuilds its addon, so the mount
 // gets the real mtime in utimens (cp -a, rsync -a, mv keep times), a /dev/fuse handle
-// that child processes do not inherit, and a working userId option. Idempotent: a marker records the patched source's hash, and the
+// that child processes do not inherit, a working userId option, and extended attributes
+// outside user.* answered without a trip into JS. Idempotent: a marker records the patched source's hash, and the
 // rebuild is skipped while the built addon matches it.
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
@@ -25,6 +26,20 @@ const fixes = [
   { file: 'fuse-native.c', from: '  if (ch == NULL) {\n    napi_throw_error(env, "fuse failed", "fuse failed");',
     to: '  if (ch != NULL) fcntl(fuse_chan_fd(ch), F_SETFD, FD_CLOEXEC);\n  if (ch == NULL) {\n    napi_throw_error(env, "fuse failed", "fuse failed");' },
   { file: 'fuse-native.c', from: '#include <unistd.h>\n', to: '#include <unistd.h>\n#include <fcntl.h>\n' },
+  // Only user.* extended attributes exist on the mount, yet `ls -l` asks security.selinux of
+  // every entry and the kernel caches no answer: each was a round trip into JS (~170 us,
+  // most of a warm `ls -l`). Other namespaces are answered right here, as the adapter
+  // would: system.* (ACLs, never stored) "not supported", so `ls` stops asking, the rest
+  // "no such attribute".
+  { file: 'fuse-native.c', from: '  if (implemented[op_getxattr]) ops.getxattr = fuse_native_getxattr;',
+    to: '  if (implemented[op_getxattr]) ops.getxattr = fuse_native_getxattr_user;' },
+  { file: 'fuse-native.c', from: '#endif\n\nFUSE_METHOD(listxattr',
+    to: '#endif\n\n#ifdef __APPLE__\n#define fuse_native_getxattr_user fuse_native_getxattr\n#else\n' +
+      'static int fuse_native_getxattr_user (const char *path, const char *name, char *value, size_t size) {\n' +
+      '  if (strncmp(name, "system.", 7) == 0) return -EOPNOTSUPP;\n' +
+      '  if (strncmp(name, "user.", 5) != 0) return -ENODATA;\n' +
+      '  return fuse_native_getxattr(path, name, value, size);\n}\n#endif\n\nFUSE_METHOD(listxattr' },
+  { file: 'fuse-native.c', from: '#include <fcntl.h>\n#include <sys/wait.h>', to: '#include <fcntl.h>\n#include <errno.h>\n#include <sys/wait.h>' },
   // userId pushed 'user_id=' and the value as two items: "-ouser_id=,1000".
   { file: 'index.js', from: "options.push('user_id=', this.opts.userId)", to: "options.push('user_id=' + this.opts.userId)" },
 ]
@@ -59,4 +74,4 @@ const args = [gyp, 'rebuild']
 if (existsSync('/usr/include/node/node_api.h')) args.push('--nodedir=/usr')
 execFileSync(process.execPath, args, { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] })
 writeFileSync(marker, sourceHash)
-console.error('patch-fuse-native: fuse-native rebuilt with the utimens and userId fixes')
+console.error('patch-fuse-native: fuse-native rebuilt with our fixes')

@@ -1,42 +1,59 @@
-// Listings through the mount against the local service: `find` over an inbox of 5,000
-// transfers costs the inbox pages only (each page carries its transfers' files), next to
-// the same `find` run again once everything is known (the FUSE + kernel floor of that tree).
+// Listings through the mount against the local service, held against the null filesystem
+// (null-fs.ts) showing the very same tree, in the same run. Not a test: it prints figures.
 //
 //   node --import ./test/fuse/fixtures/register-ts.mjs scripts/bench/listing.ts   (from TypeScript)
 //   npm run build && node dist/scripts/bench/listing.js                             (after a build)
+//
+// What it measures: the requests `find` over an inbox of 5,000 transfers makes against the
+// inbox pages (each page carries its transfers' files, so the pages are all it needs);
+// that find's time once the pages have arrived (`ls inbox/` first), against the same find
+// over the null filesystem; a warm `ls -l` of a 200-file transfer folder against the same
+// on the null filesystem (medians of several runs).
 import path from 'node:path'
-import { Agent, request } from 'undici'
-import { sh, withBenchWorld } from './world.js'
+import { median, ratio, sh, treeOf, withBenchWorld, withNullFs } from './world.js'
 
 const TRANSFERS = 5000
 /** Inbox page size the local service uses. */
 const PAGE = 1000
+const FOLDER_FILES = 200
 
-await withBenchWorld('listing', { service: {} }, async ({ mountDir, service, caPem, rows }, mount) => {
-  const agent = new Agent({ connect: { ca: caPem } })
-  const control = async (method: 'GET' | 'POST', p: string, body?: unknown): Promise<unknown> => {
-    const res = await request(`${new URL(service.baseUrl).origin}/_emulator${p}`, {
-      method, dispatcher: agent, body: body === undefined ? undefined : JSON.stringify(body),
-      headers: { 'x-api-key': service.apiKey, 'content-type': 'application/json' },
-    })
-    return res.body.json()
+await withBenchWorld('listing', {}, async (w) => {
+  const { rows, service, mountDir } = w
+  process.stderr.write(`seeding ${TRANSFERS} transfers and one of ${FOLDER_FILES} files...\n`)
+  const [wide] = await service.seed(1, { files: FOLDER_FILES, fileSize: 1000, subjectPrefix: 'Wide' })
+  await service.control('POST', '/inbox/seed', { to: service.user.email, count: TRANSFERS - 1 })
+  await w.mount()
+  await service.control('POST', '/counters/reset')
+  const inbox = path.join(mountDir, 'inbox')
+  const find = (dir: string) => sh('bash', ['-c', 'find "$1" -type f | wc -l', 'bash', dir])
+  await sh('ls', [inbox])
+  const pagesMs = (await sh('ls', [inbox])).ms
+  const found = await find(inbox)
+  const calls = (await service.counters()).routes
+  const requests = Object.values(calls).reduce((a, b) => a + b, 0)
+  const wideDir = path.join(inbox, (await sh('ls', [inbox])).stdout.split('\n').find((n) => n.endsWith(`(${wide!.id})`))!)
+  const lsl = async (dir: string) => {
+    await sh('ls', ['-l', dir])
+    const times: number[] = []
+    for (let i = 0; i < 9; i++) times.push((await sh('ls', ['-l', dir])).ms)
+    return median(times)
   }
-  try {
-    await control('POST', '/inbox/seed', { to: service.user.email, count: TRANSFERS })
-    await mount()
-    await control('POST', '/counters/reset')
-    const inbox = path.join(mountDir, 'inbox')
-    const cold = await sh('bash', ['-c', 'find "$1" -type f | wc -l', 'bash', inbox])
-    const calls = ((await control('GET', '/counters')) as { routes: Record<string, number> }).routes
-    const warm = await sh('bash', ['-c', 'find "$1" -type f | wc -l', 'bash', inbox])
-    const requests = Object.values(calls).reduce((a, b) => a + b, 0)
-    rows.push(
-      [`find inbox/ -type f, ${TRANSFERS} transfers, cold`, `${cold.ms.toFixed(0)} ms, ${cold.stdout.trim()} files`],
-      ['  requests made / inbox pages', `${requests} / ${Math.ceil(TRANSFERS / PAGE)} (${JSON.stringify(calls)})`],
-      ['  the same find again (all known)', `${warm.ms.toFixed(0)} ms`],
-      ['  cold / all known (time ratio)', (cold.ms / warm.ms).toFixed(2)],
-    )
-  } finally {
-    await agent.close()
-  }
+  const lsMs = await lsl(wideDir)
+  const tree = await treeOf(mountDir)
+  await w.unmount()
+  process.stderr.write('the same tree on the null filesystem...\n')
+  const [nullFind, nullLs] = await withNullFs(w.home, tree, async (dir) => {
+    await sh('ls', [path.join(dir, 'inbox')])
+    const f = await find(path.join(dir, 'inbox'))
+    return [f.ms, await lsl(path.join(dir, path.relative(mountDir, wideDir)))] as const
+  })
+  rows.push(
+    [`find inbox/ -type f, ${TRANSFERS} transfers, after ls inbox/`, `${found.ms.toFixed(0)} ms, ${found.stdout.trim()} files (ls inbox/ again: ${pagesMs.toFixed(0)} ms)`],
+    ['  requests made / inbox pages (target <= 1)', `${requests} / ${Math.ceil(TRANSFERS / PAGE)} (${JSON.stringify(calls)})`],
+    ['  the same find on the null filesystem', `${nullFind.toFixed(0)} ms`],
+    ['  / null filesystem (target <= 2)', ratio(found.ms / nullFind)],
+    [`warm ls -l of a ${FOLDER_FILES}-file transfer folder`, `${lsMs.toFixed(1)} ms`],
+    ['  the same on the null filesystem', `${nullLs.toFixed(1)} ms`],
+    ['  / null filesystem (target <= 1.2)', ratio(lsMs / nullLs)],
+  )
 })

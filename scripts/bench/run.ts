@@ -1,7 +1,11 @@
 // `npm run bench` (after a build): every benchmark of scripts/bench, one after the other.
 // Each documents its own command and prints its figures as ratios against a baseline of
-// the same run: mount.ts (reading through the mount), listing.ts (find over a large inbox),
-// send.ts (cp into outbox/).
-await import('./mount.js')
+// the same run (curl of the same bytes, the service's own latency, the null filesystem of
+// null-fs.ts, the client's direct upload): read.ts (sequential reads, `transferfs download`,
+// parallel readers, a slow link), random.ts (fio, first bytes), reread.ts (our caches after
+// a remount), listing.ts (find over a large inbox, ls -l of a wide folder), send.ts.
+await import('./read.js')
+await import('./random.js')
+await import('./reread.js')
 await import('./listing.js')
 await import('./send.js')

@@ -6,13 +6,17 @@
 //
 // What it measures: `cp` of a 1 GiB file into outbox/ (the time cp takes: local-disk
 // speed, since bytes only go to the staging folder), the time from the start of cp until
-// the transfer is complete (settle time included, given separately), the same file
-// uploaded directly with the client (initialize, chunks, Complete), their ratio, and the
-// mount daemon's peak RSS.
-import { createWriteStream } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+// the transfer is complete (settle time included, given separately), against the same file
+// uploaded directly with the client (initialize, chunks with their MD5, Complete); that
+// upload against a raw one (the same chunks posted four at a time, no MD5); `cp -r` of a
+// folder of 1,000 small files and one 64 MiB file until it is in sent/, against
+// `transferfs send` of the same folder plus the settle time; the mount daemon's peak RSS.
+import { createReadStream, createWriteStream } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { MB, sh, withBenchWorld } from './world.js'
+import { request } from 'undici'
+import { UPLOAD_QUERY } from '../../src/api/protocol.js'
+import { cliEntry, MB, peakRssMiB, ratio, sh, withBenchWorld } from './world.js'
 
 const SIZE = 1024 ** 3
 const SETTLE_MS = 500
@@ -29,21 +33,27 @@ async function writeSource(file: string): Promise<void> {
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())))
 }
 
-await withBenchWorld('send', { service: {}, env: { TRANSFERFS_SETTLE_MS: String(SETTLE_MS) } }, async ({ home, mountDir, client, rows }, mount) => {
+/** Until sent.jsonl records a transfer of `subject`. */
+async function sentAs(sentLog: string, subject: string): Promise<void> {
+  for (;;) {
+    const text = await readFile(sentLog, 'utf8').catch(() => '')
+    if (text.includes(`"subject":${JSON.stringify(subject)}`)) return
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+await withBenchWorld('send', { env: { TRANSFERFS_SETTLE_MS: String(SETTLE_MS) } }, async (w) => {
+  const { home, mountDir, client, rows } = w
   const source = path.join(home, 'source.bin')
   process.stderr.write('writing a 1 GiB source file...\n')
   await writeSource(source)
-  await mount()
+  const pid = await w.mount()
 
   process.stderr.write('cp 1 GiB into outbox/ and waiting for the transfer...\n')
   const sentLog = path.join(home, 'data', 'sent.jsonl')
   const t0 = performance.now()
   const cp = await sh('cp', [source, path.join(mountDir, 'outbox', 'big.bin')])
-  for (;;) {
-    const text = await readFile(sentLog, 'utf8').catch(() => '')
-    if (text.includes('"subject":"big.bin"')) break
-    await new Promise((r) => setTimeout(r, 20))
-  }
+  await sentAs(sentLog, 'big.bin')
   const viaMount = performance.now() - t0
 
   process.stderr.write('uploading the same file directly with the client...\n')
@@ -56,12 +66,52 @@ await withBenchWorld('send', { service: {}, env: { TRANSFERFS_SETTLE_MS: String(
   await client.transfers.complete(init.transferid, init.transferkey)
   const direct = performance.now() - t1
 
+  process.stderr.write('uploading it raw (no MD5)...\n')
+  const t2 = performance.now()
+  const raw = await client.transfers.initialize({ subject: 'raw.bin', transfersize: SIZE })
+  const chunks = Math.ceil(SIZE / CHUNK)
+  let nextChunk = 0
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (nextChunk < chunks) {
+      const index = nextChunk++
+      const start = index * CHUNK
+      const end = Math.min(SIZE, start + CHUNK)
+      const url = new URL(raw.transferurl)
+      for (const [k, v] of Object.entries({ [UPLOAD_QUERY.transferId]: raw.transferid, [UPLOAD_QUERY.transferKey]: raw.transferkey,
+        [UPLOAD_QUERY.fileName]: 'raw.bin', [UPLOAD_QUERY.chunkSize]: CHUNK, [UPLOAD_QUERY.chunks]: chunks, [UPLOAD_QUERY.chunk]: index })) url.searchParams.set(k, String(v))
+      const res = await request(url, { method: 'POST', body: createReadStream(source, { start, end: end - 1 }), headers: { 'content-length': String(end - start) }, dispatcher: w.dispatcher })
+      await res.body.dump()
+      if (res.statusCode !== 200) throw new Error(`raw upload of chunk ${index}: ${res.statusCode}`)
+    }
+  }))
+  const rawMs = performance.now() - t2
+  const rss = await peakRssMiB(pid)
+
+  process.stderr.write('a folder of 1,000 small files and one of 64 MiB...\n')
+  const folder = path.join(home, 'Project files')
+  await mkdir(folder)
+  for (let i = 0; i < 1000; i++) await writeFile(path.join(folder, `note-${i}.txt`), `note ${i}\n`.repeat(1 + (i % 300)))
+  await sh('bash', ['-c', `head -c ${64 * 1024 * 1024} "$1" > "$2"`, 'bash', source, path.join(folder, 'video.bin')])
+  const t3 = performance.now()
+  await sh('cp', ['-r', folder, path.join(mountDir, 'outbox')])
+  await sentAs(sentLog, 'Project files')
+  const folderViaMount = performance.now() - t3
+  const t4 = performance.now()
+  await sh(process.execPath, [...process.execArgv, cliEntry, 'send', folder, '--subject', 'Project files (send)'], w.env)
+  const folderSend = performance.now() - t4
+
   const mbps = (ms: number) => `${(SIZE / MB / (ms / 1000)).toFixed(0)} MB/s`
   rows.push(
     ['cp 1 GiB into outbox/ (returns)', `${(cp.ms / 1000).toFixed(2)} s (${mbps(cp.ms)})`],
     [`cp start → transfer complete (settle ${SETTLE_MS} ms)`, `${(viaMount / 1000).toFixed(1)} s (${mbps(viaMount)})`],
     ['1 GiB direct upload (client)', `${(direct / 1000).toFixed(1)} s (${mbps(direct)})`],
-    ['via mount / direct (time ratio)', (viaMount / direct).toFixed(2)],
-    ['via mount minus settle / direct', ((viaMount - SETTLE_MS) / direct).toFixed(2)],
+    ['  via mount / direct (target <= 1.1)', ratio(viaMount / direct)],
+    ['  via mount minus settle / direct', ratio((viaMount - SETTLE_MS) / direct)],
+    ['1 GiB raw upload (4 chunks at a time, no MD5)', `${(rawMs / 1000).toFixed(1)} s (${mbps(rawMs)})`],
+    ['  direct upload / raw, as speeds (target >= 0.6)', ratio(rawMs / direct)],
+    ['  mount peak RSS', `${rss.toFixed(0)} MiB`],
+    ['1,000 small files + 64 MiB: cp -r into outbox/ until in sent/', `${(folderViaMount / 1000).toFixed(1)} s`],
+    ['  transferfs send of the same folder', `${(folderSend / 1000).toFixed(1)} s`],
+    [`  / (send + settle ${SETTLE_MS} ms) (target <= 1.2)`, ratio(folderViaMount / (folderSend + SETTLE_MS))],
   )
 })

@@ -1,42 +1,126 @@
-// What the benchmarks share: the local service in a temporary home, a client signed in
-// as its main user, the transferfs command (from TypeScript or from the build) signed in
-// and mounted in the background, the daemon's peak RSS, and the figures printed as a table.
-import { execFile } from 'node:child_process'
+// What the benchmarks share: the local service in a process of its own (as a real service
+// would be: its CPU is measured apart and it never shares an event loop with the code that
+// measures), a client signed in as its main user, the transferfs command (from TypeScript
+// or from the build) signed in and mounted in the background, its test controls, CPU
+// seconds and peak RSS of a process, and the figures printed as a table and saved as JSON.
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { Agent, request } from 'undici'
 import { TransferClient } from '../../src/api/client.js'
-import { startService, type ServiceOptions } from '../../src/emulator/index.js'
+import type { ServiceAnnouncement, Transfer } from '../../src/api/types.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
 
 export const MB = 1e6
+export const MiB = 1024 * 1024
 const fromTs = import.meta.url.endsWith('.ts')
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), fromTs ? '../..' : '../../..')
-const cliEntry = path.join(root, fromTs ? 'src/cli/main.ts' : 'dist/src/cli/main.js')
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), fromTs ? '../..' : '../../..')
+export const cliEntry = path.join(root, fromTs ? 'src/cli/main.ts' : 'dist/src/cli/main.js')
+/** A script of scripts/bench, from TypeScript or from the build, as this one runs. */
+export const benchScript = (name: string) => path.join(root, fromTs ? `scripts/bench/${name}.ts` : `dist/scripts/bench/${name}.js`)
 
 export function sh(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<{ ms: number; stdout: string }> {
   const t0 = performance.now()
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { env: env ?? process.env, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 }, (err, stdout, stderr) => {
+    execFile(cmd, args, { env: env ?? process.env, maxBuffer: 256 * 1024 * 1024, timeout: 600_000 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`${cmd} ${args.join(' ')}: ${stderr || err.message}`))
       else resolve({ ms: performance.now() - t0, stdout })
     })
   })
 }
 
+/** User + system CPU seconds of a process so far. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/** MiB: the process's peak resident set since it started or since resetPeakRss. */
+export async function peakRssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024
+}
+
+/** Starts a new peak-RSS window (the kernel's clear_refs 5), so each workload gets its own peak. */
+export async function resetPeakRss(pid: number): Promise<void> {
+  await writeFile(`/proc/${pid}/clear_refs`, '5')
+}
+
+export const ratio = (x: number) => x.toFixed(2)
+export const mbps = (bytes: number, ms: number) => `${(bytes / MB / (ms / 1000)).toFixed(0)} MB/s`
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
 export type Rows = Array<[string, string]>
+
+export interface Counters {
+  routes: Record<string, number>
+  bytesServed: number
+  bytesHashed: number
+  inFlight: number
+}
+
+export interface BenchService extends ServiceAnnouncement {
+  pid: number
+  /** A test control of docs/local-service.md (`/_emulator` + p). */
+  control<T = unknown>(method: 'GET' | 'POST' | 'DELETE', p: string, body?: unknown): Promise<T>
+  counters(): Promise<Counters>
+  /** Transfers seeded into the main user's inbox, their details (download URLs) included. */
+  seed(count: number, shape: { files?: number; fileSize?: number; subjectPrefix?: string }): Promise<Transfer[]>
+}
 
 export interface BenchWorld {
   home: string
   mountDir: string
-  service: Awaited<ReturnType<typeof startService>>
-  caPem: string
+  service: BenchService
   /** The environment of the transferfs commands: the service and folders of their own. */
   env: NodeJS.ProcessEnv
   /** Signed in as the service's main user. */
   client: TransferClient
+  /** Requests of the benchmark's own that trust the service's certificate. */
+  dispatcher: Agent
   rows: Rows
+  /** Signs the command in (once) and mounts in the background; the daemon's pid. */
+  mount(): Promise<number>
+  /** Stops the mount's daemon and waits until the folder is free. */
+  unmount(): Promise<void>
+  /** A curl command line's first words that trust the service (curl is the raw stream every figure is held against). */
+  curl: string[]
+}
+
+async function startServiceProcess(home: string, demo: boolean): Promise<{ child: ChildProcess; service: BenchService }> {
+  const child = spawn(process.execPath, [...process.execArgv, cliEntry, 'serve', '--controls', ...(demo ? ['--demo'] : []), '--data-dir', path.join(home, 'service')], {
+    // Its request log would drown the figures.
+    stdio: ['ignore', 'pipe', 'ignore'],
+  })
+  const first = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! })
+    lines.once('line', (l) => resolve(l))
+    child.once('exit', (code) => reject(new Error(`transferfs serve ended (exit ${code}) before announcing itself`)))
+  })
+  const announcement = JSON.parse(first) as ServiceAnnouncement
+  const agent = new Agent({ connect: { ca: await readFile(announcement.ca, 'utf8') } })
+  const origin = new URL(announcement.baseUrl).origin
+  const control = async <T>(method: 'GET' | 'POST' | 'DELETE', p: string, body?: unknown): Promise<T> => {
+    const res = await request(`${origin}/_emulator${p}`, {
+      method, dispatcher: agent, body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { 'x-api-key': announcement.apiKey, 'content-type': 'application/json' },
+    })
+    const text = await res.body.text()
+    if (res.statusCode !== 200) throw new Error(`control ${method} ${p}: ${res.statusCode} ${text}`)
+    return JSON.parse(text) as T
+  }
+  const service: BenchService = {
+    ...announcement,
+    pid: child.pid!,
+    control,
+    counters: () => control<Counters>('GET', '/counters'),
+    seed: async () => [],
+  }
+  child.once('exit', () => { void agent.close() })
+  return { child, service }
 }
 
 /**
@@ -45,42 +129,60 @@ export interface BenchWorld {
  */
 export async function withBenchWorld(
   name: string,
-  options: { service: Omit<ServiceOptions, 'dataDir' | 'controls'>; env?: NodeJS.ProcessEnv },
-  measure: (w: BenchWorld, mount: () => Promise<number>) => Promise<void>,
+  options: { demo?: boolean; env?: NodeJS.ProcessEnv },
+  measure: (w: BenchWorld) => Promise<void>,
 ): Promise<void> {
   const home = await mkdtemp(path.join(os.tmpdir(), `transferfs-bench-${name}-`))
   const mountDir = path.join(home, 'mnt')
-  const service = await startService({ ...options.service, controls: true, dataDir: path.join(home, 'service') })
-  const caPem = await readFile(service.ca, 'utf8')
+  const { child, service } = await startServiceProcess(home, options.demo ?? false)
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     TRANSFERFS_API_URL: service.baseUrl, TRANSFERFS_API_KEY: service.apiKey, TRANSFERFS_CA: service.ca,
     TRANSFERFS_CONFIG_DIR: path.join(home, 'config'), TRANSFERFS_CACHE_DIR: path.join(home, 'cache'), TRANSFERFS_DATA_DIR: path.join(home, 'data'),
     ...options.env,
   }
-  const client = new TransferClient({ apiUrl: service.baseUrl, apiKey: service.apiKey, ca: caPem })
-  const w: BenchWorld = { home, mountDir, service, caPem, env, client, rows: [] }
+  const client = new TransferClient({ apiUrl: service.baseUrl, apiKey: service.apiKey, ca: await readFile(service.ca, 'utf8') })
+  service.seed = async (count, shape) => {
+    const { transferids } = await service.control<{ transferids: string[] }>('POST', '/inbox/seed', { to: service.user.email, count, ...shape })
+    return Promise.all(transferids.map((id) => client.transfers.details(id, { filesLimit: -1 })))
+  }
   let pid = 0
-  /** Signs the command in and mounts in the background; the daemon's pid. */
-  const mount = async (): Promise<number> => {
-    const login = execFile(process.execPath, [...process.execArgv, cliEntry, 'login', '--email', service.user.email, '--password-stdin'], { env })
-    login.stdin!.end(service.user.password)
-    await new Promise<void>((resolve, reject) => login.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`login: exit ${code}`)))))
-    pid = (await startBackgroundMount({ args: [cliEntry, 'mount', mountDir, '--foreground'], env, logFile: path.join(home, 'mount.log') })).pid
-    return pid
+  let signedIn = false
+  const dispatcher = new Agent({ connect: { ca: await readFile(service.ca, 'utf8') } })
+  const w: BenchWorld = {
+    home, mountDir, service, env, client, dispatcher, rows: [],
+    curl: ['curl', '-sS', '--fail', '--cacert', service.ca, '-o', '/dev/null'],
+    async mount() {
+      if (!signedIn) {
+        const login = execFile(process.execPath, [...process.execArgv, cliEntry, 'login', '--email', service.user.email, '--password-stdin'], { env })
+        login.stdin!.end(service.user.password)
+        await new Promise<void>((resolve, reject) => login.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`login: exit ${code}`)))))
+        signedIn = true
+      }
+      pid = (await startBackgroundMount({ args: [cliEntry, 'mount', mountDir, '--foreground'], env, logFile: path.join(home, 'mount.log') })).pid
+      return pid
+    },
+    async unmount() {
+      if (!pid) return
+      const gone = pid
+      pid = 0
+      try { process.kill(gone, 'SIGTERM') } catch {}
+      for (let i = 0; i < 100; i++) {
+        try { process.kill(gone, 0) } catch { break }
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      await sh('fusermount', ['-uz', mountDir]).catch(() => {})
+    },
   }
   try {
     await client.auth.login(service.user.email, service.user.password)
-    await measure(w, mount)
-    if (pid) w.rows.push(['mount daemon peak RSS', `${(await peakRssKiB(pid) / 1024).toFixed(0)} MiB`])
+    await measure(w)
   } finally {
-    if (pid) {
-      try { process.kill(pid, 'SIGTERM') } catch {}
-      await new Promise((r) => setTimeout(r, 3000))
-      await sh('fusermount', ['-uz', mountDir]).catch(() => {})
-    }
+    await w.unmount()
     await client.close()
-    await service.close()
+    await dispatcher.close()
+    child.kill('SIGTERM')
+    await new Promise((r) => child.once('exit', r))
     await rm(home, { recursive: true, force: true })
   }
   const width = Math.max(...w.rows.map((r) => r[0].length))
@@ -92,7 +194,32 @@ export async function withBenchWorld(
   process.stdout.write(`(${path.relative(process.cwd(), out)})\n`)
 }
 
-async function peakRssKiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8')
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0)
+export type TreeEntry = ['d', string] | ['f', string, number]
+
+/** Every folder and file below `dir` (relative paths, file sizes), as the null filesystem takes them. */
+export async function treeOf(dir: string): Promise<TreeEntry[]> {
+  const { stdout } = await sh('find', [dir, '-mindepth', '1', '-printf', '%y\\t%s\\t%P\\n'])
+  return stdout.split('\n').filter(Boolean).flatMap((line): TreeEntry[] => {
+    const [type, size, rel] = line.split('\t') as [string, string, string]
+    return type === 'd' ? [['d', rel]] : type === 'f' ? [['f', rel, Number(size)]] : []
+  })
+}
+
+/** Mounts the null filesystem (null-fs.ts) with `entries` at home/null, runs `use`, unmounts it. */
+export async function withNullFs<T>(home: string, entries: TreeEntry[], use: (dir: string) => Promise<T>): Promise<T> {
+  const dir = path.join(home, 'null')
+  const specFile = path.join(home, 'null-spec.json')
+  await writeFile(specFile, JSON.stringify({ entries }))
+  const child = spawn(process.execPath, [...process.execArgv, benchScript('null-fs'), dir, specFile], { stdio: ['ignore', 'pipe', 'inherit'] })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', () => resolve())
+      child.once('exit', (code) => reject(new Error(`null-fs ended (exit ${code}) before it was mounted`)))
+    })
+    return await use(dir)
+  } finally {
+    child.kill('SIGTERM')
+    await new Promise((r) => setTimeout(r, 300))
+    await sh('fusermount', ['-uz', dir]).catch(() => {})
+  }
 }

@@ -136,13 +136,14 @@ export class TransferApi {
    * Every transfer of the inbox, page after page, each once. There is no total: a page
    * shorter than the page size is the last. A transfer arriving meanwhile shifts later
    * pages by one, which would repeat an entry at a page boundary, so ids already given
-   * are skipped.
+   * are skipped. `onPage` sees each page as it arrives (its inboxOwner describes the account).
    */
-  async *inboxAll(query: Omit<InboxQuery, 'skip'> = {}): AsyncGenerator<Transfer> {
+  async *inboxAll(query: Omit<InboxQuery, 'skip'> = {}, onPage?: (page: InboxResult) => void): AsyncGenerator<Transfer> {
     const take = query.take ?? INBOX_DEFAULT_TAKE
     const seen = new Set<string>()
     for (let skip = 0; ; skip += take) {
       const page = await this.inbox({ ...query, take, skip })
+      onPage?.(page)
       const transfers = page.transfers ?? []
       for (const t of transfers) {
         if (seen.has(t.id)) continue

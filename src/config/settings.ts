@@ -89,7 +89,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec('ca', 'string', null, 'path', 'PEM file of extra certificate authorities to trust'),
   spec('allowOther', 'bool', false, '', 'let other users see the mount'),
   spec('chunkSize', 'bytes', 50 * MiB, 'bytes', 'size of one ranged fetch and cache entry'),
-  spec('memoryCacheBytes', 'bytes', 512 * MiB, 'bytes', 'memory chunk cache size'),
+  spec('memoryCacheBytes', 'bytes', 512 * MiB, 'bytes', 'memory for read buffers: cached blocks, pieces being fetched and hashed, blocks waiting for the disk cache'),
   spec('diskCacheBytes', 'bytes', 10 * GiB, 'bytes', 'disk chunk cache size'),
   spec('listingTtlMs', 'ms', 30_000, 'ms', 'how long a listing is reused before a refresh'),
   spec('readTimeoutMs', 'ms', 60_000, 'ms', 'deadline of one read on the mount'),

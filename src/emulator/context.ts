@@ -2,6 +2,7 @@
 import { createHmac } from 'node:crypto'
 import type { Clock } from './clock.js'
 import type { Faults } from './faults.js'
+import type { HashPool } from './hash-pool.js'
 import type { MailLog } from './maillog.js'
 import type { Store, StoredTransfer } from './store.js'
 
@@ -18,6 +19,8 @@ export interface ServiceContext {
   /** Signs download URLs of password-protected transfers. */
   secret: Buffer
   controls: boolean
+  /** GetRangeHash's MD5s, on worker threads. */
+  hashes: HashPool
   log: (line: string) => void
 }
 

@@ -3,13 +3,15 @@
 import type { ServerResponse } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FaultSpec } from './faults.js'
+import type { Link } from './link.js'
 import { SETTINGS } from './settings.js'
 
 export interface DeliveryOptions {
   /** Body length announced in the headers, bytes. */
   length: number
   fault: FaultSpec | null
-  bytesPerSecond?: number
+  /** The shared link every throttled body goes through (see Link). */
+  link?: Link
   onBytes?: (n: number) => void
   /** Called as the last byte is handed to the socket, before any wait for it to drain: a client that
    * has read it may ask about it (tracking) at once. */
@@ -37,11 +39,10 @@ function writeFlushed(res: ServerResponse, data: Buffer): Promise<void> {
 
 /** Writes the body; true when every byte was handed to the socket. */
 export async function deliver(res: ServerResponse, source: AsyncIterable<Buffer>, opts: DeliveryOptions): Promise<boolean> {
-  const { fault, bytesPerSecond, onBytes } = opts
+  const { fault, link, onBytes } = opts
   const resetAt = fault?.kind === 'reset' ? (fault.afterBytes ?? Math.floor(opts.length / 2)) : Infinity
   const corruptAt = fault?.kind === 'corrupt' ? Math.floor(opts.length / 2) : -1
-  const sliced = bytesPerSecond !== undefined || resetAt !== Infinity
-  const started = Date.now()
+  const sliced = link !== undefined || resetAt !== Infinity
   let sent = 0
   const cut = () => {
     res.destroy()
@@ -70,15 +71,17 @@ export async function deliver(res: ServerResponse, source: AsyncIterable<Buffer>
         cut()
         return false
       }
+      if (link) {
+        // The bytes arrive once the shared link has carried them.
+        await sleep(link.take(piece.length))
+        if (res.destroyed) return false
+      }
       sent += piece.length
       onBytes?.(piece.length)
       const flowing = res.write(piece)
       if (sent === opts.length) opts.onDelivered?.()
       if (!flowing) await waitDrainOrClose(res)
-      if (bytesPerSecond) {
-        const wait = started + (sent * 1000) / bytesPerSecond - Date.now()
-        if (wait > 0) await sleep(wait)
-      }
+
     }
   }
   if (res.destroyed) return false

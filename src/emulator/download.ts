@@ -1,6 +1,5 @@
 // File-server reads: single files and the whole-transfer ZIP (with one Range each), GetRangeHash,
 // and the download page. Tracking records are added when a response delivers the last byte.
-import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Download, DownloadType } from '../api/types.js'
@@ -9,6 +8,7 @@ import { deliver, deliverBuffer } from './delivery.js'
 import { ApiError, invalid, Query } from './envelope.js'
 import type { FaultSpec } from './faults.js'
 import type { Recipient, StoredFile, StoredTransfer } from './store.js'
+import { SETTINGS } from './settings.js'
 import { zipLayout } from './zip.js'
 
 export type ByteRange = { start: number; end: number }
@@ -77,7 +77,7 @@ function contentDisposition(name: string): string {
 
 async function* fileBytes(path: string, start: number, endInclusive: number): AsyncGenerator<Buffer> {
   if (endInclusive < start) return
-  yield* createReadStream(path, { start, end: endInclusive, highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>
+  yield* createReadStream(path, { start, end: endInclusive, highWaterMark: SETTINGS.fileReadBytes }) as AsyncIterable<Buffer>
 }
 
 /** Sends the requested range of a body of `size` bytes; `onLastByte` runs when the response delivers the body's last byte. */
@@ -104,7 +104,7 @@ async function sendRanged(ctx: ServiceContext, req: IncomingMessage, res: Server
     return
   }
   await deliver(res, body(start, end), {
-    length, fault, bytesPerSecond: ctx.faults.throttle.bytesPerSecond,
+    length, fault, link: ctx.faults.link ?? undefined,
     onBytes: (n) => { ctx.faults.counters.bytesServed += n },
     onDelivered: () => { if (end === size - 1) onLastByte() },
   })
@@ -159,10 +159,8 @@ export async function rangeHash(ctx: ServiceContext, req: IncomingMessage, res: 
   const file = transfer.files.find((f) => f.name === name)
   if (!file) throw new ApiError('NotFound', 'no such file in the transfer')
   if (position + length > file.size) throw invalid('length', `the range ends past the file's ${file.size} bytes`)
-  const hash = createHash('md5')
-  for await (const chunk of fileBytes(file.path, position, position + length - 1)) hash.update(chunk)
+  let hex = await ctx.hashes.md5(file.path, position, length)
   ctx.faults.counters.bytesHashed += length
-  let hex = hash.digest('hex')
   if (fault?.kind === 'corrupt') hex = (hex[0] === '0' ? '1' : '0') + hex.slice(1)
   const body = Buffer.from(hex)
   res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length) })

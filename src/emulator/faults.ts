@@ -1,4 +1,5 @@
 // Test controls that change how the service behaves: injected faults, throttle, request counters.
+import { Link } from './link.js'
 import type { ServiceStatus } from '../api/types.js'
 import { isServiceStatus } from '../api/types.js'
 import { invalid } from './envelope.js'
@@ -23,7 +24,7 @@ export interface FaultSpec {
 }
 
 export interface Throttle {
-  /** Bandwidth limit on download and ZIP bodies, bytes per second. */
+  /** Bandwidth of the one link all download and ZIP bodies share, bytes per second. */
   bytesPerSecond?: number
   /** Added before every request is handled, ms. */
   latencyMs?: number
@@ -59,9 +60,13 @@ export class Faults {
     return fault
   }
 
+  /** The shared link while a bandwidth limit is set. */
+  link: Link | null = null
+
   clear(): void {
     this.faults = []
     this.throttle = {}
+    this.link = null
   }
 
   setThrottle(body: unknown): Throttle {
@@ -74,6 +79,7 @@ export class Faults {
       if (v > 0) next[key] = v
     }
     this.throttle = next
+    this.link = next.bytesPerSecond ? new Link(next.bytesPerSecond) : null
     return next
   }
 

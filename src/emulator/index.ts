@@ -12,6 +12,7 @@ import { Clock } from './clock.js'
 import type { ServiceContext } from './context.js'
 import { seedDemo } from './demo.js'
 import { Faults } from './faults.js'
+import { HashPool } from './hash-pool.js'
 import { fileServerHandler } from './fileserver.js'
 import { MailLog } from './maillog.js'
 import { SETTINGS } from './settings.js'
@@ -98,7 +99,7 @@ async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean)
     store, clock, faults: new Faults(), mail: new MailLog(),
     apiKey: options.apiKey ?? `local-${randomBytes(12).toString('hex')}`,
     apiOrigin: '', fileOrigin: '', secret: randomBytes(32), controls: options.controls ?? false,
-    log: options.log ?? (() => {}),
+    log: options.log ?? (() => {}), hashes: new HashPool(),
   }
   const tls = { cert: cert.certPem, key: cert.keyPem, requestTimeout: 0 }
   const handleApi = apiHandler(ctx)
@@ -114,6 +115,7 @@ async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean)
     if (closed) return
     closed = true
     await stopListening()
+    await ctx.hashes.close()
     if (ownsDir) await rm(dataDir, { recursive: true, force: true })
   }
   try {
@@ -129,6 +131,7 @@ async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean)
     // startService removes the folder it made.
     closed = true
     await stopListening()
+    await ctx.hashes.close()
     throw err
   }
   const ports = [Number(new URL(ctx.apiOrigin).port), Number(new URL(ctx.fileOrigin).port)] as const

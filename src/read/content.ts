@@ -6,12 +6,13 @@
 // a fetch nobody holds any more is cancelled. While the service is known to be
 // unreachable, a handle that has had no bytes yet fails at once (see Handle.warm).
 import { AccessPattern } from './access-pattern.js'
-import { DiskBlockCache } from './disk-cache.js'
+import { DiskBlockCache, MAX_WRITE_BACKLOG } from './disk-cache.js'
 import { BlockFetcher, DEMAND, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
 import { blockSpan, blocksOf, planFetch } from './geometry.js'
 import { bytesLength, sliceParts, type Bytes } from './bytes.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
+import { STAGING_BUFFERS } from './piece-hash.js'
 import type { ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
 
 /** Where the read path says that reads meet trouble (the mount's log); never given secrets. */
@@ -42,8 +43,10 @@ export class ReadPath implements FileContent {
     readonly disk: DiskBlockCache | null,
     log: ReadLog | null,
   ) {
-    this.options = options
-    this.memory = new MemoryBlockCache(options.memoryCacheSize)
+    const cacheBytes = blockCacheBytes(options, disk !== null)
+    // Prefetching further than half the block cache would evict what it fetched before it is read.
+    this.options = { ...options, readAhead: Math.min(options.readAhead, Math.floor(cacheBytes / 2)) }
+    this.memory = new MemoryBlockCache(cacheBytes)
     this.fetcher = new BlockFetcher(source, options, (file, block, data) => {
       this.memory.set(blockKey(file.cacheKey, block), data)
       void this.disk?.put(file.cacheKey, block, data)
@@ -298,6 +301,19 @@ class Handle implements ContentHandle {
       }
     }
   }
+}
+
+/**
+ * Bytes the memory block cache may hold: memoryCacheSize is what the read path's buffers
+ * may take in all, and besides the cached blocks there are the pieces being received
+ * (one per fetch in flight), the pieces being hashed (their staging buffers), and blocks
+ * evicted before the disk cache has written them. Without taking those out, the process
+ * grew ~170 MiB past a 512 MiB budget on a cold read. At least a sixteenth of the budget
+ * stays for blocks.
+ */
+export function blockCacheBytes(o: ReadOptions, diskCache: boolean): number {
+  const reserved = (o.maxConcurrentFetches + STAGING_BUFFERS) * o.pieceSize + (diskCache ? MAX_WRITE_BACKLOG : 0)
+  return Math.max(Math.floor(o.memoryCacheSize / 16), o.memoryCacheSize - reserved)
 }
 
 /** [from, to) widened to `align` boundaries, within the file. */

@@ -25,8 +25,12 @@ interface Entry {
 }
 
 const NAME = /^(\d+)\.blk$/
-/** Bytes of blocks waiting to be written at most; past that a block is not cached (the cache is best effort). */
-const MAX_WRITE_BACKLOG = 64 * 1024 * 1024
+/**
+ * Bytes of blocks waiting to be written at most; past that a block is not cached (the cache
+ * is best effort). Blocks evicted from memory before they are written live on here, so
+ * this comes out of the memory budget (see memoryBudget in content.ts).
+ */
+export const MAX_WRITE_BACKLOG = 32 * 1024 * 1024
 
 export class DiskBlockCache {
   /** Map order is recency: first = least recently used. */

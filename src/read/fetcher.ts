@@ -1,15 +1,14 @@
 // Fetching and verifying blocks. One Fetch = one run of blocks wanted from the
 // service; it streams the run with a single Range request, hashes each piece as its
-// bytes arrive (one MD5 update per network buffer, so the JS thread never hashes a
-// whole chunk at once), compares each piece with its GetRangeHash (asked for in
-// parallel) or the file's md5 when the piece is the whole file, and hands out a piece's
+// bytes arrive (on a worker thread where it can: piece-hash.ts), compares each piece
+// with its GetRangeHash (asked for in parallel) or the file's md5 when the piece is the
+// whole file, and hands out a piece's
 // blocks the moment it is verified. Bytes that do not match are fetched again; no
 // unverified byte ever leaves this module.
 //
 // All fetches of the mount share one queue (at most maxConcurrentFetches at once);
 // concurrent wants of the same block share one fetch. A fetch lives while some handle
 // owns it: when its last owner lets go (close, seek away) it is cancelled, queued or not.
-import { createHash, type Hash } from 'node:crypto'
 import PQueue from 'p-queue'
 import { IntegrityError, NetworkError } from '../api/errors.js'
 import { withRetry, type RetryEvent } from '../api/retry.js'
@@ -17,6 +16,7 @@ import type { RetryOptions } from '../api/options.js'
 import { abortable, asNetworkError, contiguousRuns, gaveUp, type Trouble } from './fetch-util.js'
 import { blockSpan, piecesOf, type Span } from './geometry.js'
 import { blockKey, type Block } from './memory-cache.js'
+import { pieceHashers, type PieceHashers, type PieceHash } from './piece-hash.js'
 import { RangeHashes } from './range-hashes.js'
 import { readSpan } from './span-read.js'
 import type { ReadOptions } from './options.js'
@@ -109,6 +109,7 @@ export class BlockFetcher {
   private prefetches = 0
   private readonly prefetchSlots: number
   private readonly hashes: RangeHashes
+  private readonly hashers: PieceHashers
   readonly stats: FetchStats = { fetches: 0, spans: 0, bytesReceived: 0, mismatches: 0, retries: 0 }
 
   /** Fetches retrying now (for the status). */
@@ -125,6 +126,7 @@ export class BlockFetcher {
     this.queue = new PQueue({ concurrency: settings.maxConcurrentFetches })
     this.prefetchSlots = Math.max(1, settings.maxConcurrentFetches - 1)
     this.hashes = new RangeHashes(source, settings, this.policy)
+    this.hashers = pieceHashers(settings.pieceSize)
   }
 
   /** True when the block is being fetched. */
@@ -318,11 +320,11 @@ export class BlockFetcher {
     const runEnd = run[run.length - 1]!.span.end
     const verifications: Promise<void>[] = []
     let index = 0
-    let piece: { state: PieceState; hash: Hash; blocks: Buffer[][]; filled: number } | null = null
+    let piece: { state: PieceState; hash: PieceHash; blocks: Buffer[][]; filled: number } | null = null
     const open = (state: PieceState) => {
       const blocks: Buffer[][] = []
       for (let at = state.span.start; at < state.span.end; at += blockSize) blocks.push([])
-      return { state, hash: createHash('md5'), blocks, filled: 0 }
+      return { state, hash: this.hashers.open(state.span.end - state.span.start), blocks, filled: 0 }
     }
     arm()
     const iterator = this.source.streamRange(file, runStart, runEnd, signal)[Symbol.asyncIterator]()
@@ -355,7 +357,7 @@ export class BlockFetcher {
           at += take
           data = data.subarray(take)
           if (piece.filled === span.end - span.start) {
-            verifications.push(this.verify(fetch, piece.state, piece.hash.digest('hex'), piece.blocks, signal))
+            verifications.push(this.verify(fetch, piece.state, piece.hash.digest(), piece.blocks, signal))
             piece = null
             index++
           }
@@ -366,18 +368,20 @@ export class BlockFetcher {
       throw e
     } finally {
       clearTimeout(timer)
+      piece?.hash.dispose()
       // Pieces received before a failure are still judged; their outcome stands.
       await Promise.allSettled(verifications)
     }
   }
 
-  private async verify(fetch: Fetch, state: PieceState, actual: string, blocks: Block[], signal: AbortSignal): Promise<void> {
+  private async verify(fetch: Fetch, state: PieceState, digest: Promise<string>, blocks: Block[], signal: AbortSignal): Promise<void> {
     const { file } = fetch
     let expected: string
+    let actual: string
     try {
-      expected = await this.expectedHash(fetch, state.span)
+      ;[expected, actual] = await Promise.all([this.expectedHash(fetch, state.span), digest])
     } catch (e) {
-      // Could not learn the hash within the deadline: the piece is tried again like any fault.
+      // Could not learn a hash within the deadline: the piece is tried again like any fault.
       if (!signal.aborted) state.failure = asNetworkError(e)
       return
     }

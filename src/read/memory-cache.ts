@@ -1,47 +1,72 @@
-// Verified blocks in memory, least recently used out first, bounded in bytes. A block
-// handed to a read stays valid after eviction (the read holds its parts, which are
-// never reused), so eviction never takes bytes from under a reader.
-import { LRUCache } from 'lru-cache'
+// Verified blocks in memory, bounded in bytes. A block handed to a read stays valid after
+// eviction (the read holds its parts, which are never reused), so eviction never takes
+// bytes from under a reader.
+//
+// Which block goes first: blocks a sequential reader has already read, oldest first, then
+// the least recently used of the rest. A plain LRU got this wrong for a reader that streams
+// a file while its prefetch runs ahead: a prefetched block that arrived early (parallel
+// fetches finish out of order) was older than blocks the reader had just gone past, and
+// was evicted before it was read, so it was fetched again.
 import { bytesLength } from './bytes.js'
 
 /** A verified block: its bytes as the parts they arrived in. */
 export type Block = readonly Buffer[]
 
 export class MemoryBlockCache {
-  private readonly lru: LRUCache<string, Block>
+  /** Blocks nobody has streamed past yet; Map order is recency (first = least recent). */
+  private readonly fresh = new Map<string, Block>()
+  /** Blocks a sequential reader has read, in the order it read them: the first to go. */
+  private readonly consumed = new Map<string, Block>()
+  private size = 0
 
-  constructor(readonly maxBytes: number) {
-    this.lru = new LRUCache<string, Block>({
-      maxSize: Math.max(1, maxBytes),
-      sizeCalculation: (b) => Math.max(1, bytesLength(b)),
-    })
-  }
+  constructor(readonly maxBytes: number) {}
 
   /**
-   * `touch: false` leaves the block's place in the LRU order: a sequential reader will
-   * not come back for what it has read, and bumping it would make the blocks it
-   * prefetched (not yet read) the first to go.
+   * `touch: true` (a random reader, who may come back) makes the block the most recently
+   * used; `touch: false` (a sequential reader, who will not) marks it read, first to go.
    */
   get(key: string, touch = true): Block | undefined {
-    return touch ? this.lru.get(key) : this.lru.peek(key)
+    const block = this.fresh.get(key) ?? this.consumed.get(key)
+    if (block === undefined) return undefined
+    this.fresh.delete(key)
+    this.consumed.delete(key)
+    if (touch) this.fresh.set(key, block)
+    else this.consumed.set(key, block)
+    return block
   }
 
   has(key: string): boolean {
-    return this.lru.has(key)
+    return this.fresh.has(key) || this.consumed.has(key)
   }
 
   set(key: string, block: Block): void {
-    // A block larger than the whole budget is not kept (lru-cache would refuse it anyway).
-    if (bytesLength(block) > this.maxBytes) return
-    this.lru.set(key, block)
+    const length = bytesLength(block)
+    // A block larger than the whole budget is not kept.
+    if (length > this.maxBytes) return
+    this.delete(key)
+    this.fresh.set(key, block)
+    this.size += length
+    while (this.size > this.maxBytes) {
+      const oldest = this.consumed.keys().next().value ?? this.fresh.keys().next().value
+      if (oldest === undefined) break
+      this.delete(oldest)
+    }
+  }
+
+  private delete(key: string): void {
+    const block = this.fresh.get(key) ?? this.consumed.get(key)
+    if (block === undefined) return
+    this.fresh.delete(key)
+    this.consumed.delete(key)
+    this.size -= bytesLength(block)
   }
 
   get bytes(): number {
-    return this.lru.calculatedSize
+    return this.size
   }
 
   get count(): number {
-    return this.lru.size
+    return this.fresh.size + this.consumed.size
   }
 }
 

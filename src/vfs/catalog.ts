@@ -16,12 +16,18 @@ export interface DetailsOptions {
   password?: string
 }
 
+/** The whole inbox, and the account as its pages describe it (storage use and limit). */
+export interface InboxListing {
+  transfers: Transfer[]
+  account: Account
+}
+
 export interface TransferCatalog {
   /**
    * Every received transfer the inbox shows (all pages, newest first, the service's default
    * `includeExpired=false`). The model drops expired, cancelled, deleted and unfinished ones anyway.
    */
-  inbox(): Promise<Transfer[]>
+  inbox(): Promise<InboxListing>
   /**
    * One page of at most `take` received transfers sent after `from` (unix ms), newest
    * first: the small call that finds new arrivals without listing the whole inbox.

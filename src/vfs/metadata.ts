@@ -368,7 +368,10 @@ export class MetadataStore {
   }
 
   private async loadInbox(): Promise<FolderListing> {
-    const transfers = (await this.catalog.inbox()).filter(isReadable)
+    const inbox = await this.catalog.inbox()
+    // The pages describe the account too: `df` (and find, which asks statfs) need no call of their own.
+    this.accountInfo.set(inbox.account)
+    const transfers = inbox.transfers.filter(isReadable)
     this.keepInboxDetails(transfers)
     return this.noted(buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary }))))
   }

@@ -3,8 +3,8 @@
 // account figures from the inbox's owner, and the transfers sent from this machine from
 // the send module's sent log.
 import type { TransferClient } from '../api/client.js'
-import type { Transfer } from '../api/types.js'
-import type { Account, DetailsOptions, SentRef, TransferCatalog } from './catalog.js'
+import type { InboxResult, Transfer } from '../api/types.js'
+import type { Account, DetailsOptions, InboxListing, SentRef, TransferCatalog } from './catalog.js'
 
 /** Where the transfers sent from this machine are listed (the send module's log). */
 export interface SentSource {
@@ -22,10 +22,11 @@ export class ServiceCatalog implements TransferCatalog {
     private readonly sent: SentSource = noSentTransfers,
   ) {}
 
-  async inbox(): Promise<Transfer[]> {
-    const out: Transfer[] = []
-    for await (const t of this.client.transfers.inboxAll()) out.push(t)
-    return out
+  async inbox(): Promise<InboxListing> {
+    const transfers: Transfer[] = []
+    let account: Account | null = null
+    for await (const t of this.client.transfers.inboxAll({}, (page) => { account ??= accountOf(page) })) transfers.push(t)
+    return { transfers, account: account! }
   }
 
   async inboxSince(from: number, take: number): Promise<Transfer[]> {
@@ -42,12 +43,15 @@ export class ServiceCatalog implements TransferCatalog {
 
   async account(): Promise<Account> {
     // One transfer per page is the cheapest inbox answer that still carries its owner.
-    const page = await this.client.transfers.inbox({ take: 1 })
-    return { storageinuse: page.inboxOwner.storageinuse, storagelimit: page.inboxOwner.storagelimit }
+    return accountOf(await this.client.transfers.inbox({ take: 1 }))
   }
 
   async sentIds(): Promise<SentRef[]> {
     const records = await this.sent.list()
     return records.map((r) => ({ id: r.transferid }))
   }
+}
+
+function accountOf(page: InboxResult): Account {
+  return { storageinuse: page.inboxOwner.storageinuse, storagelimit: page.inboxOwner.storagelimit }
 }

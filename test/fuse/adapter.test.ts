@@ -126,6 +126,23 @@ print(os.getxattr(p, 'user.note').decode())
     expect(r.stderr).toBe('')
     expect(r.stdout.split('\n')).toEqual(['abc123', 'user.md5,user.mime_type', 'absent: True', 'acl: True', 'kept', ''])
   })
+
+  it('names outside user.* (ls -l asks security.selinux of every entry) are answered without reaching the core', async () => {
+    const core = sampleCore()
+    const m = await mountCore(core)
+    const py = `
+import os, sys, errno
+for name in ['security.selinux', 'trusted.x', 'system.nfs4_acl']:
+    try:
+        os.getxattr(sys.argv[1], name); print(name, 'found')
+    except OSError as e: print(name, 'EOPNOTSUPP' if e.errno == errno.EOPNOTSUPP else errno.errorcode[e.errno])
+`
+    const r = await python(py, path.join(m.dir, 'hello.txt'))
+    expect(r.stdout.split('\n')).toEqual(['security.selinux ENODATA', 'trusted.x ENODATA', 'system.nfs4_acl EOPNOTSUPP', ''])
+    expect(core.xattrAsked).toEqual([])
+    await run('ls', ['-l', m.dir])
+    expect(core.xattrAsked).toEqual([])
+  })
 })
 
 describe('writing through the adapter', () => {

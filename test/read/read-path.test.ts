@@ -201,7 +201,7 @@ describe('read path', () => {
     const data = Buffer.alloc(200 * MiB)
     for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i)
     const file = source.add('big', data)
-    const rp = await ReadPath.create(source, { memoryCacheSize: 128 * MiB })
+    const rp = await ReadPath.create(source, { memoryCacheSize: 256 * MiB })
     const h = rp.open(file)
     let inFlightAhead = 0
     const step = 128 * KiB

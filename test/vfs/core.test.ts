@@ -124,6 +124,15 @@ describe('attributes', () => {
     expect(unlimited.blocks - unlimited.bfree).toBe(5)
     expect(unlimited.bfree).toBeGreaterThan(2 ** 30)
   })
+
+  it('after an inbox listing, statfs makes no call: the pages describe the account', async () => {
+    const { catalog, fs } = setup()
+    catalog.accountInfo = { storageinuse: 7 * 4096, storagelimit: 50 * 4096 }
+    await fs.readdir('/inbox')
+    const st = await fs.statfs('/')
+    expect(st.blocks - st.bfree).toBe(7)
+    expect(catalog.calls).toMatchObject({ inbox: 1, account: 0 })
+  })
 })
 
 describe('reading', () => {

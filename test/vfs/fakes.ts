@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import { NetworkError, ServiceError } from '../../src/api/errors.js'
 import type { FileDto, Transfer } from '../../src/api/types.js'
 import type { ContentHandle, FileContent, RemoteFile } from '../../src/read/source.js'
-import type { Account, DetailsOptions, SentRef, TransferCatalog } from '../../src/vfs/catalog.js'
+import type { Account, DetailsOptions, InboxListing, SentRef, TransferCatalog } from '../../src/vfs/catalog.js'
 import type { Clock } from '../../src/vfs/settings.js'
 
 export class FakeClock implements Clock {
@@ -104,10 +104,10 @@ export class FakeCatalog implements TransferCatalog {
     return this.listInbox().filter((t) => t.sentdate > from).slice(0, take)
   }
 
-  async inbox(): Promise<Transfer[]> {
+  async inbox(): Promise<InboxListing> {
     this.calls.inbox++
     await this.online()
-    return this.listInbox()
+    return { transfers: this.listInbox(), account: { ...this.accountInfo } }
   }
 
   private listInbox(): Transfer[] {

@@ -1,0 +1,105 @@
+// Sequential reads through the mount against the local service, each held against curl
+// streaming the same bytes from the same service in the same run (the raw, unverified
+// link; curl's figure is also the service's own raw speed). Not a test: it prints figures.
+//
+//   node --import ./test/fuse/fixtures/register-ts.mjs scripts/bench/read.ts   (from TypeScript)
+//   npm run build && node dist/scripts/bench/read.js                             (after a build)
+//
+// What it measures, on a cold 1 GiB file and a cold 2 GiB file:
+// - a cold sequential read (dd bs=1M) of 1 GiB: its speed / curl's, the bytes the service
+//   served and hashed for it as multiples of the file, the CPU seconds of mount and service;
+// - `transferfs download` of the same file / curl's speed;
+// - four cold readers at four offsets of the 2 GiB file / four curl range streams together;
+// - a sequential read through the service's throttle (12.5 MB/s) / the throttle's rate;
+// - the mount's peak RSS in each workload against memoryCacheBytes + 150 MiB.
+import { rm } from 'node:fs/promises'
+import path from 'node:path'
+import type { Transfer } from '../../src/api/types.js'
+import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
+import { cliEntry, cpuSeconds, MB, mbps, MiB, peakRssMiB, ratio, resetPeakRss, sh, withBenchWorld } from './world.js'
+
+const GiB = 1024 * MiB
+const LINK = 12.5 * MB
+const RSS_BOUND_MIB = DEFAULT_SETTINGS.memoryCacheBytes / MiB + 150
+
+await withBenchWorld('read', {}, async (w) => {
+  const { rows, service, mountDir } = w
+  process.stderr.write('seeding a 1 GiB and a 2 GiB file...\n')
+  const [one] = await service.seed(1, { fileSize: GiB, subjectPrefix: 'One GiB' })
+  const [two] = await service.seed(1, { fileSize: 2 * GiB, subjectPrefix: 'Two GiB' })
+  const urlOf = (t: Transfer) => t.files[0]!.downloadurl
+  /** Seconds curl takes for the URL (a range when given), best of three: the raw link. */
+  const curl = async (t: Transfer, range?: string) => {
+    const times: number[] = []
+    for (let i = 0; i < 3; i++) times.push((await sh(w.curl[0]!, [...w.curl.slice(1), ...(range ? ['-r', range] : []), urlOf(t)])).ms)
+    return Math.min(...times)
+  }
+  const pid = await w.mount()
+  const fileIn = async (t: Transfer) => {
+    const inbox = path.join(mountDir, 'inbox')
+    const folder = (await sh('ls', [inbox])).stdout.split('\n').find((n) => n.endsWith(`(${t.id})`))!
+    return path.join(inbox, folder, t.files[0]!.filename!)
+  }
+  const rss = async (workload: string) => {
+    const peak = await peakRssMiB(pid)
+    rows.push([`  mount peak RSS (${workload}) / (memoryCacheBytes + 150 MiB)`, `${peak.toFixed(0)} MiB, ${ratio(peak / RSS_BOUND_MIB)}`])
+    await resetPeakRss(pid)
+  }
+  await resetPeakRss(pid)
+
+  process.stderr.write('curl of 1 GiB (raw stream)...\n')
+  const rawMs = await curl(one!)
+  rows.push(['curl 1 GiB from the service (raw stream; target >= 1 GB/s)', mbps(GiB, rawMs)])
+
+  process.stderr.write('cold sequential read of 1 GiB through the mount...\n')
+  const oneFile = await fileIn(one!)
+  await service.control('POST', '/counters/reset')
+  const cpu0 = [await cpuSeconds(pid), await cpuSeconds(service.pid)]
+  const cold = await sh('dd', [`if=${oneFile}`, 'of=/dev/null', 'bs=1M'])
+  const cpu1 = [await cpuSeconds(pid), await cpuSeconds(service.pid)]
+  const served = await service.counters()
+  rows.push(
+    ['cold sequential 1 GiB via mount', mbps(GiB, cold.ms)],
+    ['  / curl (target >= 0.6)', ratio(rawMs / cold.ms)],
+    ['  bytes served / file (target <= 1.02)', ratio(served.bytesServed / GiB)],
+    ['  bytes hashed by the service / file (target <= 1)', ratio(served.bytesHashed / GiB)],
+    ['  downloads + range hashes', `${served.routes.download ?? 0} + ${served.routes.rangehash ?? 0}`],
+    ['  CPU seconds: mount, service', `${(cpu1[0]! - cpu0[0]!).toFixed(1)}, ${(cpu1[1]! - cpu0[1]!).toFixed(1)}`],
+  )
+  await rss('cold sequential')
+
+  process.stderr.write('transferfs download of the same file...\n')
+  const out = path.join(w.home, 'download')
+  const cli = await sh(process.execPath, [...process.execArgv, cliEntry, 'download', one!.id, '-o', out], w.env)
+  await rm(out, { recursive: true, force: true })
+  rows.push(['transferfs download 1 GiB', mbps(GiB, cli.ms)], ['  / curl (target >= 0.7)', ratio(rawMs / cli.ms)])
+
+  process.stderr.write('four cold readers of the 2 GiB file...\n')
+  const twoFile = await fileIn(two!)
+  const quarter = 256 * MiB
+  const offsets = [0, 1, 2, 3].map((i) => i * (2 * GiB / 4))
+  const t0 = performance.now()
+  await Promise.all(offsets.map((at) => sh('dd', [`if=${twoFile}`, 'of=/dev/null', 'bs=1M', `skip=${at / MiB}`, `count=${quarter / MiB}`])))
+  const fourMs = performance.now() - t0
+  const curls: number[] = []
+  for (let i = 0; i < 3; i++) {
+    const c0 = performance.now()
+    await Promise.all(offsets.map((at) => sh(w.curl[0]!, [...w.curl.slice(1), '-r', `${at}-${at + quarter - 1}`, urlOf(two!)])))
+    curls.push(performance.now() - c0)
+  }
+  const fourRawMs = Math.min(...curls)
+  rows.push(
+    ['four cold readers, 256 MiB each, via mount', mbps(4 * quarter, fourMs)],
+    ['  four curl range streams together', mbps(4 * quarter, fourRawMs)],
+    ['  / curl (target >= 0.6)', ratio(fourRawMs / fourMs)],
+  )
+  await rss('four readers')
+
+  process.stderr.write('sequential read through a 12.5 MB/s link...\n')
+  await service.control('POST', '/throttle', { bytesPerSecond: LINK })
+  const slowBytes = 48 * MiB
+  const slow = await sh('dd', [`if=${twoFile}`, 'of=/dev/null', 'bs=1M', `skip=${(2 * GiB - slowBytes) / MiB}`, `count=${slowBytes / MiB}`])
+  await service.control('DELETE', '/faults')
+  rows.push(['sequential 48 MiB through a 12.5 MB/s link', mbps(slowBytes, slow.ms)], ['  / the link (target >= 0.95)', ratio(slowBytes / (slow.ms / 1000) / LINK)])
+  await rss('throttled')
+})
