@@ -9,9 +9,11 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok
 for pkg in libfuse2 fuse; do have_pkg "$pkg" || need_pkgs+=("$pkg"); done
 # The tools the tests drive on the mount (and zsh, whose completion script is tested;
 # fio, which `npm run bench` drives).
-for tool in rsync:rsync sqlite3:sqlite3 unzip:unzip zip:zip zsh:zsh fio:fio; do
+for tool in rsync:rsync sqlite3:sqlite3 unzip:unzip zip:zip zsh:zsh fio:fio notify-send:libnotify-bin dbus-daemon:dbus; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need_pkgs+=("${tool##*:}")
 done
+# The notification test's stand-in for a desktop's notification server (Debian's Python).
+for pkg in python3-dbus python3-gi; do have_pkg "$pkg" || need_pkgs+=("$pkg"); done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "bootstrap: installing ${need_pkgs[*]}" >&2
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

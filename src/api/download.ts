@@ -1,6 +1,6 @@
 // Downloads from a file server: a byte range into a buffer (length checked), the same as
 // a stream that resumes where it broke off, a whole file or the ZIP as a stream, and
-// GetRangeHash. URLs are used as the service returned them; the range-hash host is the
+// GetRangeHash, and a file's thumbnail. URLs are used as the service returned them; the range-hash host is the
 // download URL's.
 import { createHash } from 'node:crypto'
 import { IntegrityError, NetworkError, ServiceError } from './errors.js'
@@ -318,6 +318,30 @@ export class DownloadApi {
     const hex = parseRangeHash(res.text)
     if (hex === null) throw new IntegrityError(`range hash ${redactUrl(url)}: the answer holds no MD5`, 'a 32-digit hex MD5', res.text.slice(0, 64))
     return hex
+  }
+
+  /**
+   * A file's thumbnail (its `previewurl`), at most `maxBytes`, one try: a thumbnail is a
+   * nicety fetched in the background, so a failure is simply no thumbnail this time.
+   */
+  async preview(previewUrl: string, maxBytes: number, options: SignalOption = {}): Promise<Buffer> {
+    const url = new URL(previewUrl)
+    const req = { url, method: 'GET' as const, headers: this.headers(), signal: options.signal }
+    const res = await this.transport.request(req)
+    if (res.status !== STATUS.ok) throw statusError('thumbnail', url, res.status, res.headers, await drainErrorBody(res))
+    const parts: Buffer[] = []
+    let received = 0
+    try {
+      for await (const piece of res.body as AsyncIterable<Buffer>) {
+        received += piece.length
+        if (received > maxBytes) throw new IntegrityError(`${redactUrl(url)}: a thumbnail larger than ${maxBytes} bytes`, `at most ${maxBytes} bytes`, `more`)
+        parts.push(piece)
+      }
+    } catch (err) {
+      res.body.destroy()
+      throw asKnownError(err, req)
+    }
+    return Buffer.concat(parts)
   }
 }
 

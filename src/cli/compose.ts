@@ -23,6 +23,9 @@ import { SENT_FILE } from '../send/outbox-fs.js'
 import { TransferFileSystem } from '../vfs/filesystem.js'
 import { SendingFileSystem } from '../vfs/sending.js'
 import { ServiceCatalog } from '../vfs/service-catalog.js'
+import type { FolderListing } from '../vfs/metadata.js'
+import { openDesktop, type MountDesktop } from '../desktop/mount-desktop.js'
+import { formatBytes } from './output/format.js'
 
 /** The settings that reach the service; login and logout take only these. */
 export const CONNECTION_KEYS: readonly SettingKey[] = ['apiUrl', 'apiKey', 'ca']
@@ -56,7 +59,8 @@ export function addSettingFlags(cmd: Command, keys?: readonly SettingKey[]): Com
     if (keys && !keys.includes(s.key)) continue
     const def = s.default === null ? '' : ` (default: ${s.secret ? 'none' : shownDefault(s)})`
     const unit = s.kind === 'bytes' ? ', e.g. 50M' : s.kind === 'ms' ? ', e.g. 30s' : ''
-    if (s.kind === 'bool' && !s.nullable) cmd.option(flagName(s.key), `${s.description}${def}`)
+    // A switch can only turn a setting on: one that is on by default takes yes|no.
+    if (s.kind === 'bool' && !s.nullable && s.default === false) cmd.option(flagName(s.key), `${s.description}${def}`)
     else cmd.option(`${flagName(s.key)} <${s.kind === 'bool' ? 'yes|no' : s.unit || 'value'}>`, `${s.description}${unit}${def}`)
   }
   return cmd
@@ -143,13 +147,14 @@ function serviceHealth(reach: ReachabilityState, reads: ReadHealth): ServiceHeal
 class MountedFileSystem extends TransferFileSystem {
   constructor(
     options: ConstructorParameters<typeof TransferFileSystem>[0],
-    private readonly parts: { content: ReadPath; client: TransferClient },
+    private readonly parts: { content: ReadPath; client: TransferClient; desktop: MountDesktop },
   ) {
     super(options)
   }
 
   override async shutdown(): Promise<void> {
     await super.shutdown()
+    await this.parts.desktop.stop()
     await this.parts.content.flush().catch(() => {})
     await this.parts.client.close().catch(() => {})
   }
@@ -157,8 +162,17 @@ class MountedFileSystem extends TransferFileSystem {
 
 export const NOT_SIGNED_IN = 'not signed in: run `transferfs login --email <address>` first'
 
-/** Everything the mount serves, built from the settings; the session must exist already. */
-export async function composeMount(loaded: LoadedSettings, log: Logger = silentLogger): Promise<ComposedMount> {
+/** The name of a transfer's folder in a listing, when it is listed. */
+function folderNameOf(listing: FolderListing | undefined, transferid: string): string | null {
+  for (const [name, entry] of listing?.byName ?? []) if (entry.ref.token === transferid) return name
+  return null
+}
+
+/**
+ * Everything the mount serves, built from the settings; the session must exist already.
+ * `mountDir` (absolute) is where it will be mounted: thumbnails and notifications name files there.
+ */
+export async function composeMount(loaded: LoadedSettings, mountDir: string, log: Logger = silentLogger): Promise<ComposedMount> {
   const client = await createClient(loaded)
   if (!(await client.auth.isSignedIn())) {
     await client.close()
@@ -168,11 +182,26 @@ export async function composeMount(loaded: LoadedSettings, log: Logger = silentL
   // A fresh log object per listing: another process (the sender) may have appended since.
   const catalog = new ServiceCatalog(client, { list: () => new FileSentLog(sentLog.file).list() })
   const content = await ReadPath.create(new ServiceRangeSource(client), readOptionsOf(loaded), log)
-  const tree = new MountedFileSystem({ catalog, content, settings: { listingTtlMs: loaded.settings.listingTtlMs } }, { content, client })
+  const desktop = openDesktop({
+    mountDir,
+    client,
+    previews: loaded.settings.previews,
+    notify: loaded.settings.notifyArrivals,
+    log,
+    size: formatBytes,
+    // Called only once a send has finished, long after `tree` exists.
+    sentFolderOf: (id) => folderNameOf(tree.store.peekSent(), id),
+  })
+  const tree = new MountedFileSystem({
+    catalog, content, settings: { listingTtlMs: loaded.settings.listingTtlMs },
+    onFilesListed: desktop.onFilesListed,
+    arrivals: { onArrivals: (arrivals) => desktop.onArrivals(arrivals) },
+  }, { content, client, desktop })
   const sending = await openSending({
     client, dataDir: loaded.folders.data, options: sendOptionsOf(loaded),
     health: () => serviceHealth(client.connectivity.current, content.health()),
     onSentChanged: (id) => tree.store.refreshSent(id),
+    onSent: (record) => desktop.onSent(record),
   })
   return { client, content, core: new SendingFileSystem(tree, sending), sending }
 }

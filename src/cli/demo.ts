@@ -37,6 +37,8 @@ function tryThis(dir: string, email: string): string {
     `  cp /etc/os-release ${rel}/outbox/ && sleep 5 && ls ${rel}/sent    # sent once settled (3 s)`,
     `  mkdir ${rel}/outbox/Team && cp /etc/hostname ${rel}/outbox/Team/    # to the contact group Team`,
     `  cat ${rel}/.status                                                   # what is being sent`,
+    `  xdg-open "${rel}/inbox/"*"Photos"*    # a file manager shows the photos' thumbnails without downloading them`,
+    `  cat ${rel}/sent/*/link.url                                           # the link of what you sent`,
     'Ctrl-C here unmounts and stops the demo.',
     '',
   ].join('\n')
@@ -77,7 +79,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     } finally {
       await client.close()
     }
-    const { core } = await composeMount(settings, log)
+    const { core } = await composeMount(settings, mountDir, log)
     const handle = await mountFileSystem(core, mountDir, settings.settings, log)
     process.stdout.write(tryThis(handle.dir, service.user.email))
 

@@ -30,7 +30,7 @@ export async function mountForeground(dir: string, opts: MountOptions): Promise<
     settings = await loadSettings(opts)
     await tightenFolders(settings.folders)
     log = stderrLogger(settings.settings.logLevel)
-    composed = await composeMount(settings, log)
+    composed = await composeMount(settings, path.resolve(dir), log)
   } catch (err) {
     // The background parent is waiting for a word; give it the reason.
     await reportFailure(err)

@@ -57,6 +57,10 @@ export interface Settings {
   shutdownGraceMs: number
   /** ms: how often /proc/self/mountinfo is checked for an unmount done behind our back. */
   unmountPollMs: number
+  /** Put the service's thumbnails of listed files into the desktop's thumbnail cache. */
+  previews: boolean
+  /** A desktop notification for each new transfer in the inbox and each finished send. */
+  notifyArrivals: boolean
 }
 
 export type SettingKey = keyof Settings
@@ -104,6 +108,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec('maxBackground', 'int', 16, 'count', 'FUSE max_background of the mount (root only; 0 = kernel default)'),
   spec('shutdownGraceMs', 'ms', 10_000, 'ms', 'wait for open files on unmount'),
   spec('unmountPollMs', 'ms', 1000, 'ms', 'how often an external unmount is checked for'),
+  spec('previews', 'bool', true, '', 'put the service\'s thumbnails of listed images into the desktop\'s thumbnail cache'),
+  spec('notifyArrivals', 'bool', true, '', 'desktop notification for each new transfer and each finished send'),
 ]
 
 export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze(
@@ -141,6 +147,11 @@ function parseWithUnit(text: string, units: Record<string, number>): number | nu
   const factor = units[(m[2] ?? '').toLowerCase()]
   if (factor === undefined) return null
   return Math.round(Number(m[1]) * factor)
+}
+
+/** A duration as settings take it (`500`, `10s`, `2m`) in ms, or null when it is not one. */
+export function parseDuration(text: string): number | null {
+  return parseWithUnit(text, UNIT_MS)
 }
 
 /** Turns a raw value (a string from a flag or env, or a JSON value from the file) into the setting's type. */

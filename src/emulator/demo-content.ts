@@ -8,6 +8,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { deflateSync } from 'node:zlib'
+import { drawImage, encodeJpeg, encodePng, pngChunk, type Rgba } from '../image/thumbnail.js'
 import { crc32, zipLayout } from './zip.js'
 
 export interface DemoFile {
@@ -93,6 +94,8 @@ export function demoTransfers(): DemoTransfer[] {
       files: [
         file('contract-2024.pdf', bytes(pdf(['Service contract 2024', '', 'Between Example Ltd and Demo GmbH.']))),
         file('contract-notes.txt', text('Signed by both parties on 2024-05-02.\n')),
+        // An image behind the password: no thumbnail of it may leave before the unlock.
+        file('scans/signed-page.png', photo),
       ],
     },
     {
@@ -102,6 +105,19 @@ export function demoTransfers(): DemoTransfer[] {
       sentAgoMs: 40 * DAY,
       expired: true,
       files: [file('holiday.png', photo), file('itinerary.txt', text('Day 1: harbour. Day 2: hills.\n'))],
+    },
+    {
+      from: 'frank@example.com',
+      subject: 'Photos from the harbour walk',
+      message: 'Four photos from Sunday; the thumbnails show without downloading them.',
+      sentAgoMs: 4 * HOUR,
+      files: [
+        file('harbour-morning.jpg', bytes(encodeJpeg(harbour(200, 70, [40, 20, 0]), 90))),
+        file('harbour-noon.png', bytes(encodePng(harbour(190, 50, [0, 0, 0])))),
+        file('harbour-evening.png', bytes(encodePng(harbour(60, 90, [90, -40, -90])))),
+        file('harbour-night.jpg', bytes(encodeJpeg(harbour(128, 40, [-80, -120, -60]), 90))),
+        file('route.txt', text('Pier, lighthouse, fish market, back along the quay.\n')),
+      ],
     },
     {
       from: 'sensors@example.net',
@@ -309,15 +325,6 @@ function png(width: number, height: number, pixel: (x: number, y: number) => [nu
   ])
 }
 
-function pngChunk(type: string, data: Buffer): Buffer {
-  const head = Buffer.alloc(8)
-  head.writeUInt32BE(data.length, 0)
-  head.write(type, 4, 'latin1')
-  const crc = Buffer.alloc(4)
-  crc.writeUInt32BE(crc32(data, crc32(head.subarray(4))), 0)
-  return Buffer.concat([head, data, crc])
-}
-
 function barChartPng(): Buffer {
   const bars = [62, 88, 71, 120, 97, 135]
   return png(320, 200, (x, y) => {
@@ -338,6 +345,25 @@ function harbourPng(): Buffer {
     if (y < 110) return [90 + (y >> 1), 150 + (y >> 2), 235]
     const wave = ((x * 7 + y * 13) ^ (y * 5)) & 15
     return [20 + wave, 70 + (y >> 2), 120 + wave * 4]
+  })
+}
+
+/**
+ * The harbour at another time of day, as large as a camera's small setting (1280 × 960, so
+ * hundreds of KiB each, where the service's thumbnail is a few KiB): the sun elsewhere
+ * (given on a 320 × 240 grid), the colours shifted.
+ */
+function harbour(sunX: number, sunY: number, shift: readonly [number, number, number]): Rgba {
+  const clamp = (v: number) => Math.max(0, Math.min(255, v))
+  return drawImage(1280, 960, (x, y) => {
+    const gx = x >> 2
+    const gy = y >> 2
+    const dx = gx - sunX
+    const dy = gy - sunY
+    const sun = dx * dx + dy * dy < 500
+    const wave = ((x * 7 + y * 13) ^ (y * 5)) & 15
+    const [r, g, b] = sun ? [255, 210, 80] : gy < 140 ? [90 + (gy >> 1), 150 + (gy >> 2), 235] : [20 + wave, 70 + (gy >> 2), 120 + wave * 4]
+    return sun ? [r, g, b] : [clamp(r + shift[0]), clamp(g + shift[1]), clamp(b + shift[2])]
   })
 }
 

@@ -30,7 +30,7 @@ interface Access {
 }
 
 /** The checks every download shares: transfer state, expiry, signed token of protected transfers, trackid, optional API key. */
-function access(ctx: ServiceContext, req: IncomingMessage, q: Query, transferid: string): Access {
+export function access(ctx: ServiceContext, req: IncomingMessage, q: Query, transferid: string): Access {
   const transfer = ctx.store.transfers.get(transferid)
   if (!transfer || transfer.status === 'STATUS_CANCELLED' || transfer.status === 'STATUS_DELETED') {
     throw new ApiError('NotFound', 'no such transfer')

@@ -5,7 +5,7 @@ import { isServiceStatus } from '../api/types.js'
 import { invalid } from './envelope.js'
 
 export const ROUTES = ['login', 'refresh', 'logout', 'initialize', 'complete', 'forward', 'details', 'inbox',
-  'savefile', 'download', 'zip', 'rangehash'] as const
+  'savefile', 'download', 'zip', 'rangehash', 'preview'] as const
 export type RouteName = (typeof ROUTES)[number]
 
 export const FAULT_KINDS = ['status', 'corrupt', 'reset', 'stall'] as const
@@ -35,6 +35,8 @@ export interface Counters {
   bytesServed: number
   /** Bytes GetRangeHash read and hashed. */
   bytesHashed: number
+  /** Thumbnail body bytes handed to the socket (not counted in bytesServed: they are not file bytes). */
+  previewBytesServed: number
   refreshCalls: number
   /** Requests being answered now (not zeroed by a reset): a test waits for 0 before it counts afresh. */
   inFlight: number
@@ -50,7 +52,7 @@ interface ActiveFault extends FaultSpec {
 export class Faults {
   private faults: ActiveFault[] = []
   throttle: Throttle = {}
-  counters: Counters = { routes: {}, bytesServed: 0, bytesHashed: 0, refreshCalls: 0, inFlight: 0 }
+  counters: Counters = { routes: {}, bytesServed: 0, bytesHashed: 0, previewBytesServed: 0, refreshCalls: 0, inFlight: 0 }
 
   add(spec: unknown): FaultSpec {
     const fault = parseFault(spec)
@@ -89,7 +91,7 @@ export class Faults {
   }
 
   resetCounters(): void {
-    this.counters = { routes: {}, bytesServed: 0, bytesHashed: 0, refreshCalls: 0, inFlight: this.counters.inFlight }
+    this.counters = { routes: {}, bytesServed: 0, bytesHashed: 0, previewBytesServed: 0, refreshCalls: 0, inFlight: this.counters.inFlight }
   }
 
   /** The fault that applies to this request, if any (consuming one of its `count`). */

@@ -1,4 +1,4 @@
-// The file-server listener ({upload_url}): uploads, downloads, ZIP, GetRangeHash, download pages.
+// The file-server listener ({upload_url}): uploads, downloads, ZIP, GetRangeHash, thumbnails, download pages.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { errorResult, faultResult, writeResult } from './api.js'
@@ -6,6 +6,7 @@ import type { ServiceContext } from './context.js'
 import { downloadFile, downloadPage, downloadZip, rangeHash } from './download.js'
 import { errorEnvelope } from './envelope.js'
 import type { RouteName } from './faults.js'
+import { serveThumbnail } from './thumbnails.js'
 import { saveFile } from './upload.js'
 
 interface FileRoute {
@@ -19,6 +20,7 @@ function route(method: string, path: string): FileRoute | null {
   if (method === 'POST' && path === '/savefile.ashx') return { name: 'savefile', params: [] }
   if (read && (m = /^\/download\/([^/]+)\/([^/]+)$/.exec(path))) return { name: 'download', params: [m[1]!, m[2]!] }
   if (read && (m = /^\/zip\/([^/]+)$/.exec(path))) return { name: 'zip', params: [m[1]!] }
+  if (method === 'GET' && (m = /^\/preview\/([^/]+)\/([^/]+)$/.exec(path))) return { name: 'preview', params: [m[1]!, m[2]!] }
   if (method === 'GET' && path === '/GetRangeHash.ashx') return { name: 'rangehash', params: [] }
   if (method === 'GET' && (m = /^\/d\/([^/]+)$/.exec(path))) return { name: 'page', params: [m[1]!] }
   return null
@@ -62,6 +64,7 @@ export function fileServerHandler(ctx: ServiceContext) {
         case 'download': await downloadFile(ctx, req, res, url, a!, b!, fault); break
         case 'zip': await downloadZip(ctx, req, res, url, a!, fault); break
         case 'rangehash': await rangeHash(ctx, req, res, url, fault); break
+        case 'preview': await serveThumbnail(ctx, req, res, url, a!, b!, fault); break
       }
     } catch (err) {
       req.resume()

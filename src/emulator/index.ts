@@ -17,6 +17,7 @@ import { fileServerHandler } from './fileserver.js'
 import { MailLog } from './maillog.js'
 import { SETTINGS } from './settings.js'
 import { Store } from './store.js'
+import { prepareThumbnail } from './thumbnails.js'
 
 export interface ServiceOptions {
   /** API port; 0 (default) picks a free one. */
@@ -83,6 +84,7 @@ async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean)
   const ca = join(dataDir, 'ca.pem')
   await writeFile(ca, cert.certPem)
   const store = new Store(dataDir, clock)
+  store.onFileStored = prepareThumbnail
   // The store lives in memory: bytes a previous run left in a given data dir can never be reached again.
   if (!ownsDir) await store.removeAll()
   const user = {

@@ -146,6 +146,9 @@ export class Store {
   private readonly sessions = new Map<string, Session>()
   private readonly refreshTokens = new Map<string, RefreshRecord>()
 
+  /** Told of each file stored (the service makes its thumbnail then, as a real one would). */
+  onFileStored: ((file: StoredFile) => void) | undefined
+
   constructor(readonly dataDir: string, readonly clock: Clock) {}
 
   createUser(spec: NewUser): User {
@@ -284,6 +287,7 @@ export class Store {
     } else {
       transfer.files.push(file)
     }
+    this.onFileStored?.(file)
   }
 
   /** Streams bytes into a new stored file of the transfer (seeding, demo); hashes on the way. */

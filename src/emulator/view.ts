@@ -2,6 +2,7 @@
 import type { ContactGroup, Download, FileDto, InboxOwner, Transfer } from '../api/types.js'
 import { downloadToken, type ServiceContext } from './context.js'
 import { SETTINGS } from './settings.js'
+import { hasThumbnail } from './thumbnails.js'
 import type { StoredFile, StoredTransfer, User } from './store.js'
 
 export interface ViewOptions {
@@ -56,18 +57,25 @@ export function fileUrl(ctx: ServiceContext, transfer: StoredTransfer, file: Sto
   return `${ctx.fileOrigin}/download/${transfer.id}/${file.fileid}${urlParams(ctx, transfer, opts)}`
 }
 
+/** The file's thumbnail on the file server, null when it has none (thumbnails.ts). */
+function previewUrl(ctx: ServiceContext, transfer: StoredTransfer, file: StoredFile, opts: ViewOptions): string | null {
+  if (!hasThumbnail(file)) return null
+  return `${ctx.fileOrigin}/preview/${transfer.id}/${file.fileid}${urlParams(ctx, transfer, opts)}`
+}
+
 export function fileView(ctx: ServiceContext, transfer: StoredTransfer, file: StoredFile, opts: ViewOptions): Partial<FileDto> {
   const ext = extensionOf(file.name)
+  const preview = previewUrl(ctx, transfer, file, opts)
   const dto: FileDto = {
     filename: file.name,
     filesize: file.size,
     downloadurl: fileUrl(ctx, transfer, file, opts),
     fileid: file.fileid,
     thumbid: file.fileid,
-    previewurl: null,
-    smallpreview: null,
-    mediumpreview: null,
-    largepreview: null,
+    previewurl: preview,
+    smallpreview: preview,
+    mediumpreview: preview,
+    largepreview: preview,
     hascustompreview: false,
     hascustomthumbnail: false,
     videopreview: null,

@@ -28,6 +28,8 @@ export interface SendingConfig {
   options?: Partial<SendOptions>
   /** A transfer was sent, added to or forwarded: show it (refresh the sent/ view) before this resolves. */
   onSentChanged?: (transferid: string) => Promise<void>
+  /** An outbox entry became a transfer (after onSentChanged): its record, link included. */
+  onSent?: (record: SentRecord) => void
   /** ms: status file interval (default STATUS_WRITE_INTERVAL_MS). */
   statusIntervalMs?: number
   /** How reads fare against the service, shown at the top of the status. */
@@ -44,12 +46,21 @@ export interface MountSending extends SendingParts {
 
 /** The sent log, telling the mount after each new record (so sent/ lists it before the entry leaves outbox/). */
 class NotifyingSentLog implements SentLog {
-  constructor(private readonly inner: FileSentLog, private readonly changed: (id: string) => Promise<void>) {}
+  constructor(
+    private readonly inner: FileSentLog,
+    private readonly changed: (id: string) => Promise<void>,
+    private readonly sent: (record: SentRecord) => void,
+  ) {}
   has(id: string): Promise<boolean> { return this.inner.has(id) }
   list(): Promise<SentRecord[]> { return this.inner.list() }
   async record(entry: SentRecord): Promise<void> {
     await this.inner.record(entry)
     await this.changed(entry.transferid).catch(() => undefined)
+    try {
+      this.sent(entry)
+    } catch {
+      // Telling is a nicety; the send is done.
+    }
   }
 }
 
@@ -89,7 +100,7 @@ export async function openSending(cfg: SendingConfig): Promise<MountSending> {
   const changed = cfg.onSentChanged ?? (async () => undefined)
   const sentLog = new FileSentLog(path.join(cfg.dataDir, SENT_FILE))
   const sender = new ServiceSender(cfg.client)
-  const outboxFs = await OutboxFs.open({ dataDir: cfg.dataDir, sender, sentLog: new NotifyingSentLog(sentLog, changed), options: cfg.options })
+  const outboxFs = await OutboxFs.open({ dataDir: cfg.dataDir, sender, sentLog: new NotifyingSentLog(sentLog, changed, cfg.onSent ?? (() => undefined)), options: cfg.options })
   const additionsFs = await OutboxFs.open({
     dataDir: path.join(cfg.dataDir, ADDITIONS_DIR),
     sender: new ExistingTransferSender(sender, sentLog, changed),

@@ -29,6 +29,11 @@ export interface TransferCatalog {
    */
   inbox(): Promise<InboxListing>
   /**
+   * One page of at most `take` received transfers sent after `from` (unix ms), newest
+   * first: the small call that finds new arrivals without listing the whole inbox.
+   */
+  inboxSince(from: number, take: number): Promise<Transfer[]>
+  /**
    * A transfer's details (GET /transfer/{id}). Throws ServiceError: `PasswordRequired` when a
    * password is needed and none given, `AccessDenied` / `CaptchaRequiredForNextLogin` for a wrong
    * one, `NotFound` (404) for an unknown id.

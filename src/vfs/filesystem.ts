@@ -5,11 +5,16 @@ import type { ContentHandle, FileContent } from '../read/source.js'
 import type { Bytes } from '../read/bytes.js'
 import { idleStatus, type TransferCatalog, type StatusSource } from './catalog.js'
 import { FsError, type FileSystemCore, type NodeAttr, type OpenFlags, type StatFs } from './core.js'
+import type { Transfer } from '../api/types.js'
 import { HandleTable } from './handles.js'
+import { filesBelow, type FilesListed, type ListedFile } from './listed.js'
+import { ArrivalWatch, DEFAULT_ARRIVAL_OPTIONS, type ArrivalOptions } from './arrivals.js'
+import type { Arrival } from './inbox-news.js'
 import { MetadataStore, type TransferEntry } from './metadata.js'
 import { mimeTypeOf } from './mime.js'
 import { NAME_MAX_BYTES } from './names.js'
-import { isDirectory, transferJson, transferOf, TreeResolver, type Node } from './nodes.js'
+import { isDirectory, linkFile, transferJson, transferOf, TreeResolver, type Node } from './nodes.js'
+import type { TreeDir } from './transfer-tree.js'
 import { systemClock, vfsSettings, type Clock, type VfsSettings } from './settings.js'
 
 const S_IFDIR = 0o040000
@@ -23,6 +28,8 @@ const BLOCK_SIZE = 4096
 /** Free space `df` shows for an account without a storage limit: plenty, so copy dialogs do not balk. */
 const UNLIMITED_FREE_BYTES = 2 ** 50
 const FILE_SLOTS = 1_000_000
+/** Newest transfers whose files a listing of `inbox/` tells about (for their thumbnails). */
+const PREVIEW_AHEAD_TRANSFERS = 20
 /** Longest password a `.password` handle takes: anything longer is not a password. */
 const MAX_PASSWORD_BYTES = 4096
 
@@ -32,6 +39,10 @@ export interface TransferFileSystemOptions {
   settings?: Partial<VfsSettings>
   clock?: Clock
   status?: StatusSource
+  /** Told the files of each transfer folder listed (the desktop's thumbnails). */
+  onFilesListed?: FilesListed
+  /** Look for new transfers in the background (arrivals.ts), telling each one here. */
+  arrivals?: { onArrivals: (arrivals: Arrival[]) => void; options?: Partial<ArrivalOptions> }
 }
 
 type OpenHandle =
@@ -48,6 +59,8 @@ export class TransferFileSystem implements FileSystemCore {
   private readonly content: FileContent
   private readonly status: StatusSource
   private readonly mountedAt: Date
+  private readonly onFilesListed: FilesListed | undefined
+  private readonly arrivals: ArrivalWatch | undefined
 
   constructor(options: TransferFileSystemOptions) {
     this.settings = vfsSettings(options.settings)
@@ -57,6 +70,12 @@ export class TransferFileSystem implements FileSystemCore {
     this.store = new MetadataStore(options.catalog, this.settings, this.clock)
     this.tree = new TreeResolver(this.store)
     this.mountedAt = new Date(this.clock.now())
+    this.onFilesListed = options.onFilesListed
+    if (options.arrivals) {
+      this.store.inboxNews.listener = options.arrivals.onArrivals
+      this.arrivals = new ArrivalWatch(this.store, options.catalog, this.clock, { ...DEFAULT_ARRIVAL_OPTIONS, ...options.arrivals.options })
+      this.arrivals.start()
+    }
   }
 
   async getattr(path: string): Promise<NodeAttr> {
@@ -66,7 +85,39 @@ export class TransferFileSystem implements FileSystemCore {
   async readdir(path: string): Promise<string[]> {
     const node = await this.tree.resolve(path)
     if (!isDirectory(node)) throw new FsError('ENOTDIR')
-    return this.tree.list(node)
+    const names = await this.tree.list(node)
+    if (node.kind === 'inbox') this.arrivals?.looked()
+    if (this.onFilesListed) this.tellListed(path, node)
+    return names
+  }
+
+  /**
+   * The files a listing is likely to lead to, to the listener: a transfer's or a folder's
+   * files at every depth, and for `inbox/` those of its newest transfers, so that their
+   * thumbnails are ready when a file manager opens the folder (it looks for them at once,
+   * and makes its own by reading the whole file when none is there). A locked transfer
+   * has no files to give. A listener's failure is not the readdir's.
+   */
+  private tellListed(path: string, node: Node): void {
+    const files: ListedFile[] = []
+    const base = path.replace(/\/+$/, '')
+    const add = (transfer: Transfer, dir: TreeDir, at: string) => filesBelow(dir, at, this.mtimeOf(transfer).getTime(), files)
+    const addOpen = (entry: TransferEntry, at: string) => {
+      const contents = this.store.peekContents(entry)
+      if (contents?.state === 'open') add(contents.transfer, contents.tree, at)
+    }
+    if (node.kind === 'folder') add(node.transfer, node.dir, base)
+    else if (node.kind === 'transfer') addOpen(node.entry, base)
+    else if (node.kind === 'inbox') {
+      const listing = this.store.peekInbox()
+      for (const name of listing?.names.slice(0, PREVIEW_AHEAD_TRANSFERS) ?? []) addOpen(listing!.byName.get(name)!, `${base}/${name}`)
+    }
+    if (files.length === 0) return
+    try {
+      this.onFilesListed?.(files)
+    } catch {
+      // Thumbnails are a nicety; the listing stands.
+    }
   }
 
   async open(path: string, flags: OpenFlags): Promise<number> {
@@ -85,6 +136,8 @@ export class TransferFileSystem implements FileSystemCore {
       }
       case 'transfer-json':
         return this.handles.add({ kind: 'memory', data: transferJson(node.entry, node.contents) })
+      case 'link':
+        return this.handles.add({ kind: 'memory', data: linkFile(node.transfer) })
       case 'status':
         return this.handles.add({ kind: 'memory', data: Buffer.from(this.status.text(), 'utf8') })
       default:
@@ -206,6 +259,7 @@ export class TransferFileSystem implements FileSystemCore {
   async readlink(_path: string): Promise<string> { throw new FsError('EINVAL') }
 
   async shutdown(): Promise<void> {
+    await this.arrivals?.stop()
     for (const handle of this.handles.values()) if (handle.kind === 'remote') handle.content.close()
     await this.store.whenIdle()
   }
@@ -227,8 +281,7 @@ export class TransferFileSystem implements FileSystemCore {
   // --- attributes ------------------------------------------------------------------
 
   private attrOf(node: Node): NodeAttr {
-    const transfer = transferOf(node)
-    const mtime = transfer && transfer.sentdate > 0 ? new Date(transfer.sentdate) : this.mountedAt
+    const mtime = this.mtimeOf(transferOf(node))
     const base = { mtime, atime: mtime, ctime: mtime, uid: this.settings.uid, gid: this.settings.gid }
     switch (node.kind) {
       case 'outbox':
@@ -239,6 +292,8 @@ export class TransferFileSystem implements FileSystemCore {
         return { ...base, mode: S_IFREG | 0o444, size: node.file.remote.size, nlink: 1 }
       case 'transfer-json':
         return { ...base, mode: S_IFREG | 0o444, size: transferJson(node.entry, node.contents).length, nlink: 1 }
+      case 'link':
+        return { ...base, mode: S_IFREG | 0o444, size: linkFile(node.transfer).length, nlink: 1 }
       case 'password':
         return { ...base, mode: S_IFREG | 0o200, size: 0, nlink: 1 }
       case 'status': {
@@ -249,6 +304,11 @@ export class TransferFileSystem implements FileSystemCore {
       default:
         return { ...base, mode: S_IFDIR | 0o555, size: 0, nlink: 2 }
     }
+  }
+
+  /** A node's mtime: its transfer's sent date (the mount's start when unknown). */
+  private mtimeOf(transfer: Transfer | null): Date {
+    return transfer && transfer.sentdate > 0 ? new Date(transfer.sentdate) : this.mountedAt
   }
 
   private xattrsOf(node: Node): Map<string, string> {

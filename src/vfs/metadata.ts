@@ -14,6 +14,7 @@ import type { Transfer } from '../api/types.js'
 import type { Account, TransferCatalog } from './catalog.js'
 import { FsError } from './core.js'
 import { disambiguate, transferFolderName } from './names.js'
+import { InboxNews } from './inbox-news.js'
 import { Refreshing, type RefreshPolicy } from './refreshing.js'
 import type { Clock, VfsSettings } from './settings.js'
 import { buildTransferTree, type TreeDir } from './transfer-tree.js'
@@ -128,6 +129,8 @@ export class MetadataStore {
   private readonly trees = new WeakMap<Transfer, TreeDir>()
   /** The last background refresh failure, for `.status` and logs (never holds a secret). */
   lastRefreshError: unknown = undefined
+  /** What is new in each inbox listing (its listener is told of arrivals). */
+  readonly inboxNews = new InboxNews()
 
   constructor(private readonly catalog: TransferCatalog, settings: VfsSettings, clock: Clock) {
     this.policy = {
@@ -314,11 +317,45 @@ export class MetadataStore {
     }
   }
 
-  private async loadInbox(): Promise<FolderListing> {
-    const inbox = await this.catalog.inbox()
-    // The pages describe the account too: `df` (and find, which asks statfs) need no call of their own.
-    this.accountInfo.set(inbox.account)
-    const transfers = inbox.transfers.filter(isReadable)
+  /** The newest sent date of the inbox listing (unix ms); undefined before its first load. */
+  newestInboxSentdate(): number | undefined {
+    const listing = this.peekInbox()
+    if (!listing) return undefined
+    let newest = 0
+    for (const entry of listing.byName.values()) newest = Math.max(newest, entry.summary?.sentdate ?? 0)
+    return newest
+  }
+
+  /** The inbox is listed again in full on its next use. */
+  expireInbox(): void {
+    this.inboxListing.expire()
+  }
+
+  /** A full inbox listing is being fetched (it will hold whatever is new). */
+  get inboxLoading(): boolean {
+    return this.inboxListing.loading
+  }
+
+  /**
+   * Transfers found by a small "newer than" inbox call, added to the listing as they are
+   * (the next full refresh replaces it); those not listed yet are told as arrivals.
+   */
+  addToInbox(found: Transfer[]): void {
+    const listing = this.peekInbox()
+    if (!listing) return
+    const fresh = found.filter((t) => isReadable(t) && !listing.byIdentifier.has(t.id))
+    if (fresh.length === 0) return
+    this.keepInboxDetails(fresh)
+    const items = [...listing.byName.values(), ...fresh.map((summary) => ({ ref: idRef(summary.id), summary }))]
+    this.inboxListing.update(() => this.noted(buildListing('inbox', items)))
+  }
+
+  private noted(listing: FolderListing): FolderListing {
+    this.inboxNews.take(listing)
+    return listing
+  }
+
+  private keepInboxDetails(transfers: Transfer[]): void {
     // An inbox page carries each transfer's files as details would give them to a
     // recipient: opening the folder needs no call of its own (a file manager's indexer
     // walking 5,000 transfers made 5,000 details calls). A protected transfer's page
@@ -328,7 +365,15 @@ export class MetadataStore {
         this.detailsOf(idRef(summary.id)).set({ state: 'found', transfer: summary })
       }
     }
-    return buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary })))
+  }
+
+  private async loadInbox(): Promise<FolderListing> {
+    const inbox = await this.catalog.inbox()
+    // The pages describe the account too: `df` (and find, which asks statfs) need no call of their own.
+    this.accountInfo.set(inbox.account)
+    const transfers = inbox.transfers.filter(isReadable)
+    this.keepInboxDetails(transfers)
+    return this.noted(buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary }))))
   }
 
   private async loadSent(concurrency: number): Promise<FolderListing> {

@@ -5,7 +5,7 @@ import type { Transfer } from '../api/types.js'
 import { FsError } from './core.js'
 import type { Contents, MetadataStore, TransferEntry } from './metadata.js'
 import { isProbeName } from './probe-names.js'
-import { PASSWORD_FILE, TRANSFER_JSON, type TreeDir, type TreeFile } from './transfer-tree.js'
+import { LINK_FILE, PASSWORD_FILE, TRANSFER_JSON, type TreeDir, type TreeFile } from './transfer-tree.js'
 
 export type TopFolder = 'root' | 'inbox' | 'sent' | 'outbox' | 'by-id'
 
@@ -17,6 +17,8 @@ export type Node =
   | { kind: 'file'; entry: TransferEntry; transfer: Transfer; file: TreeFile }
   | { kind: 'transfer-json'; entry: TransferEntry; contents: Contents }
   | { kind: 'password'; entry: TransferEntry }
+  /** A sent transfer's download link as an Internet shortcut (file managers open it in a browser). */
+  | { kind: 'link'; entry: TransferEntry; transfer: Transfer }
 
 export const STATUS_FILE = '.status'
 export const ROOT_NAMES: readonly string[] = ['inbox', 'sent', 'outbox', 'by-id', STATUS_FILE]
@@ -27,7 +29,7 @@ export function splitPath(path: string): string[] {
 
 export function isDirectory(node: Node): boolean {
   switch (node.kind) {
-    case 'status': case 'file': case 'transfer-json': case 'password': return false
+    case 'status': case 'file': case 'transfer-json': case 'password': case 'link': return false
     default: return true
   }
 }
@@ -52,7 +54,10 @@ export class TreeResolver {
       case 'transfer': {
         const contents = await this.store.contents(node.entry)
         if (contents.state === 'locked') return [TRANSFER_JSON, PASSWORD_FILE]
-        if (contents.state === 'open') return [TRANSFER_JSON, ...contents.tree.entries.keys()]
+        if (contents.state === 'open') {
+          const names = [TRANSFER_JSON, ...contents.tree.entries.keys()]
+          return hasLinkFile(node.entry, contents.transfer, contents.tree) ? [TRANSFER_JSON, LINK_FILE, ...names.slice(1)] : names
+        }
         return [TRANSFER_JSON]
       }
       case 'folder': return [...node.dir.entries.keys()]
@@ -89,6 +94,7 @@ export class TreeResolver {
         if (name === TRANSFER_JSON) return { kind: 'transfer-json', entry: node.entry, contents }
         if (contents.state === 'locked' && name === PASSWORD_FILE) return { kind: 'password', entry: node.entry }
         if (contents.state !== 'open') throw new FsError('ENOENT')
+        if (name === LINK_FILE && hasLinkFile(node.entry, contents.transfer, contents.tree)) return { kind: 'link', entry: node.entry, transfer: contents.transfer }
         return this.inTree(node.entry, contents.transfer, contents.tree, name)
       }
       case 'folder':
@@ -105,6 +111,19 @@ export class TreeResolver {
       ? { kind: 'folder', entry, transfer, dir: found }
       : { kind: 'file', entry, transfer, file: found }
   }
+}
+
+/**
+ * A sent folder shows `link.url` when the transfer has a link and no file of its own
+ * takes the name (the link is in `.transfer.json` either way).
+ */
+function hasLinkFile(entry: TransferEntry, transfer: Transfer, tree: TreeDir): boolean {
+  return entry.place === 'sent' && !!transfer.url && !tree.entries.has(LINK_FILE)
+}
+
+/** `link.url`: the freedesktop/Windows Internet shortcut of the transfer's download page. */
+export function linkFile(transfer: Transfer): Buffer {
+  return Buffer.from(`[InternetShortcut]\nURL=${transfer.url ?? ''}\n`, 'utf8')
 }
 
 const jsonCache = new WeakMap<object, Buffer>()
@@ -133,7 +152,7 @@ function toJson(value: unknown): Buffer {
 /** The transfer whose dates a node shows: its details when known, else its listing entry. */
 export function transferOf(node: Node): Transfer | null {
   switch (node.kind) {
-    case 'folder': case 'file': return node.transfer
+    case 'folder': case 'file': case 'link': return node.transfer
     case 'transfer-json':
       return node.contents.state === 'open' || node.contents.state === 'closed' ? node.contents.transfer : node.entry.summary
     case 'transfer': case 'password': return node.entry.summary

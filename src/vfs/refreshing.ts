@@ -69,6 +69,16 @@ export class Refreshing<T> {
     this.failure = undefined
   }
 
+  /** Changes the cached value without making it fresh (what is added stays until the next refresh replaces it). */
+  update(change: (data: T) => T): void {
+    if (this.value) this.value = { data: change(this.value.data), checkedAt: this.value.checkedAt }
+  }
+
+  /** A load is under way. */
+  get loading(): boolean {
+    return this.inflight !== undefined
+  }
+
   /** Makes the value stale: the next get() refreshes it (in the background if one is cached). */
   expire(): void {
     if (this.value) this.value.checkedAt = Number.NEGATIVE_INFINITY

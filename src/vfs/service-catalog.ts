@@ -29,6 +29,10 @@ export class ServiceCatalog implements TransferCatalog {
     return { transfers, account: account! }
   }
 
+  async inboxSince(from: number, take: number): Promise<Transfer[]> {
+    return (await this.client.transfers.inbox({ from, take })).transfers ?? []
+  }
+
   details(id: string, options: DetailsOptions = {}): Promise<Transfer> {
     return this.client.transfers.details(id, { filesLimit: ALL_FILES, password: options.password })
   }

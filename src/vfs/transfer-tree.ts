@@ -22,6 +22,8 @@ export type TreeNode = TreeFile | TreeDir
 /** Names of a transfer folder's own virtual files: real files never take them. */
 export const TRANSFER_JSON = '.transfer.json'
 export const PASSWORD_FILE = '.password'
+/** A sent folder's Internet shortcut to its download page (nodes.ts). */
+export const LINK_FILE = 'link.url'
 export const RESERVED_NAMES: readonly string[] = [TRANSFER_JSON, PASSWORD_FILE]
 
 export function remoteFileOf(transfer: Transfer, dto: FileDto): RemoteFile {

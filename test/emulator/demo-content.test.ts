@@ -222,6 +222,8 @@ describe('fixturePath: found from src/ and from dist/src/', () => {
     const root = join(dir, 'build')
     await mkdir(root, { recursive: true })
     await symlink(new URL('src', repoRoot).pathname, join(root, 'src'))
+    // The demo's images are drawn with npm packages (pngjs, jpeg-js): the build resolves them here.
+    await symlink(new URL('node_modules', repoRoot).pathname, join(root, 'node_modules'))
     await writeFile(join(root, 'package.json'), '{"type":"module"}\n')
     const tsc = new URL('node_modules/.bin/tsc', repoRoot).pathname
     await run(tsc, [

@@ -40,6 +40,8 @@ export async function useAccount(service: TestService, extraEnv: Record<string, 
     TRANSFERFS_UNMOUNT_POLL_MS: '200',
     TRANSFERFS_SHUTDOWN_GRACE_MS: '3s',
     TRANSFERFS_LOG_LEVEL: 'debug',
+    // The desktop's thumbnail cache of this account's mounts, not the real user's.
+    XDG_CACHE_HOME: path.join(home, 'xdg-cache'),
     ...extraEnv,
   })
   return { home, mountDir: path.join(home, 'mnt') }

@@ -25,6 +25,7 @@ export interface Counters {
   routes: Partial<Record<RouteName, number>>
   bytesServed: number
   bytesHashed: number
+  previewBytesServed: number
   refreshCalls: number
 }
 

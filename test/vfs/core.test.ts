@@ -380,7 +380,21 @@ describe('listings: cache, refresh, offline', () => {
     expect(names).toContain('undated (password protected) (s2)')
     expect(names).toContain('2026-11-20 With pw (s3)')
     expect(await fs.readdir('/sent/undated (password protected) (s2)')).toEqual(['.transfer.json', '.password'])
-    expect(await fs.readdir('/sent/2026-11-20 With pw (s3)')).toEqual(['.transfer.json', 'photo.JPG', 'notes'])
+    expect(await fs.readdir('/sent/2026-11-20 With pw (s3)')).toEqual(['.transfer.json', 'link.url', 'photo.JPG', 'notes'])
+  })
+
+  it('a sent folder has its link as an Internet shortcut; an inbox folder has none', async () => {
+    const { catalog, fs } = setup()
+    catalog.add(withFiles('s1', { subject: 'plans', sentdate: Date.UTC(2026, 10, 22) }), 'sent')
+    catalog.add(withFiles('i1', { subject: 'in', sentdate: Date.UTC(2026, 10, 22) }))
+    const link = '/sent/2026-11-22 plans (s1)/link.url'
+    expect((await readAll(fs, link)).toString()).toBe('[InternetShortcut]\nURL=https://transfer.test/d/s1\n')
+    const attr = await fs.getattr(link)
+    expect(attr.size).toBe('[InternetShortcut]\nURL=https://transfer.test/d/s1\n'.length)
+    expect(attr.mode).toBe(S_IFREG | 0o444)
+    const [inbox] = await fs.readdir('/inbox')
+    expect(await fs.readdir(`/inbox/${inbox}`)).not.toContain('link.url')
+    await expect(fs.getattr(`/inbox/${inbox}/link.url`)).rejects.toMatchObject({ code: 'ENOENT' })
   })
 })
 

@@ -65,7 +65,7 @@ export class FakeCatalog implements TransferCatalog {
   sent: SentRef[] = []
   accountInfo: Account = { storageinuse: 3 * 1024 * 1024, storagelimit: 10 * 1024 * 1024 }
   offline = false
-  readonly calls = { inbox: 0, details: 0, byTrackId: 0, account: 0, sentIds: 0 }
+  readonly calls = { inboxSince: 0, inbox: 0, details: 0, byTrackId: 0, account: 0, sentIds: 0 }
   /** Every details/byTrackId call's password, to check what was sent. */
   readonly passwordsTried: Array<string | undefined> = []
 
@@ -98,17 +98,26 @@ export class FakeCatalog implements TransferCatalog {
     if (this.offline) throw new NetworkError('connect ECONNREFUSED', 'ECONNREFUSED')
   }
 
+  async inboxSince(from: number, take: number): Promise<Transfer[]> {
+    this.calls.inboxSince++
+    await this.online()
+    return this.listInbox().filter((t) => t.sentdate > from).slice(0, take)
+  }
+
   async inbox(): Promise<InboxListing> {
     this.calls.inbox++
     await this.online()
+    return { transfers: this.listInbox(), account: { ...this.accountInfo } }
+  }
+
+  private listInbox(): Transfer[] {
     // The inbox shows what a recipient sees: no key; the service's default omits expired ones
     // unless asked, but the model must cope either way, so this fake returns them all.
-    const transfers = this.inboxIds
+    return this.inboxIds
       .map((id) => this.transfers.get(id))
       .filter((t): t is Transfer => t !== undefined && t.status !== 'STATUS_CANCELLED' && t.status !== 'STATUS_DELETED')
       .sort((a, b) => b.sentdate - a.sentdate)
       .map((t) => ({ ...t, key: null, files: t.passwordprotected ? [] : t.files }))
-    return { transfers, account: { ...this.accountInfo } }
   }
 
   private reveal(transfer: Transfer | undefined, options: DetailsOptions | undefined): Transfer {
