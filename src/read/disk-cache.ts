@@ -31,12 +31,18 @@ const NAME = /^(\d+)\.blk$/
  * this comes out of the memory budget (see memoryBudget in content.ts).
  */
 export const MAX_WRITE_BACKLOG = 32 * 1024 * 1024
+/**
+ * Block writes under way at once. Each is four calls into libuv's thread pool (open, write,
+ * close, rename); with two at a time a busy main thread left them so far behind a cold
+ * read that a fifth of a 1 GiB file never reached the cache.
+ */
+const WRITES_AT_ONCE = 8
 
 export class DiskBlockCache {
   /** Map order is recency: first = least recently used. */
   private readonly index = new Map<string, Entry>()
   private readonly fileIds = new Map<string, string>()
-  private readonly writes = new PQueue({ concurrency: 2 })
+  private readonly writes = new PQueue({ concurrency: WRITES_AT_ONCE })
   private indexedBytes = 0
   private reservedBytes = 0
   private backlogBytes = 0
