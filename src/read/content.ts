@@ -7,7 +7,7 @@
 // unreachable, a handle that has had no bytes yet fails at once (see Handle.warm).
 import { AccessPattern } from './access-pattern.js'
 import { DiskBlockCache, MAX_WRITE_BACKLOG } from './disk-cache.js'
-import { BlockFetcher, DEMAND, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
+import { BlockFetcher, DEMAND, MAX_UNJUDGED_PIECES, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
 import { blockSpan, blocksOf, planFetch } from './geometry.js'
 import { bytesLength, sliceParts, type Bytes } from './bytes.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
@@ -305,14 +305,14 @@ class Handle implements ContentHandle {
 
 /**
  * Bytes the memory block cache may hold: memoryCacheSize is what the read path's buffers
- * may take in all, and besides the cached blocks there are the pieces being received
- * (one per fetch in flight), the pieces being hashed (their staging buffers), and blocks
+ * may take in all, and besides the cached blocks there are the pieces received and not
+ * yet judged (a few per fetch in flight), the pieces being hashed (their staging buffers), and blocks
  * evicted before the disk cache has written them. Without taking those out, the process
  * grew ~170 MiB past a 512 MiB budget on a cold read. At least a sixteenth of the budget
  * stays for blocks.
  */
 export function blockCacheBytes(o: ReadOptions, diskCache: boolean): number {
-  const reserved = (o.maxConcurrentFetches + STAGING_BUFFERS) * o.pieceSize + (diskCache ? MAX_WRITE_BACKLOG : 0)
+  const reserved = (o.maxConcurrentFetches * (MAX_UNJUDGED_PIECES + 1) + STAGING_BUFFERS) * o.pieceSize + (diskCache ? MAX_WRITE_BACKLOG : 0)
   return Math.max(Math.floor(o.memoryCacheSize / 16), o.memoryCacheSize - reserved)
 }
 

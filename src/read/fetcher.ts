@@ -22,6 +22,9 @@ import { readSpan } from './span-read.js'
 import type { ReadOptions } from './options.js'
 import type { RangeSource, RemoteFile } from './source.js'
 
+/** Pieces of one fetch received and not yet judged against their hash, at most, before it reads on. */
+export const MAX_UNJUDGED_PIECES = 2
+
 /** Priorities in the shared queue: a read someone waits for goes before a prefetch. */
 export const DEMAND = 1
 export const PREFETCH = 0
@@ -319,6 +322,7 @@ export class BlockFetcher {
     const runStart = run[0]!.span.start
     const runEnd = run[run.length - 1]!.span.end
     const verifications: Promise<void>[] = []
+    const unjudged = new Set<Promise<void>>()
     let index = 0
     let piece: { state: PieceState; hash: PieceHash; blocks: Buffer[][]; filled: number } | null = null
     const open = (state: PieceState) => {
@@ -357,10 +361,22 @@ export class BlockFetcher {
           at += take
           data = data.subarray(take)
           if (piece.filled === span.end - span.start) {
-            verifications.push(this.verify(fetch, piece.state, piece.hash.digest(), piece.blocks, signal))
+            const verification = this.verify(fetch, piece.state, piece.hash.digest(), piece.blocks, signal)
+            verifications.push(verification)
+            unjudged.add(verification)
+            void verification.finally(() => unjudged.delete(verification))
             piece = null
             index++
           }
+        }
+        // Bytes received stay unverified until their range hash comes: with the service's
+        // hashes running behind, a fetch streaming on would pile up tens of MiB nobody may
+        // read yet. It waits instead (the socket's flow control slows the sender), which
+        // bounds each fetch's unverified bytes to a few pieces.
+        while (unjudged.size >= MAX_UNJUDGED_PIECES) {
+          clearTimeout(timer)
+          await abortable(Promise.race(unjudged), signal)
+          arm()
         }
       }
     } catch (e) {
