@@ -11,6 +11,8 @@ export interface RangeCall {
   start: number
   end: number
   aborted: boolean
+  /** Every byte of the range was sent. */
+  completed?: boolean
 }
 
 export class MemorySource implements RangeSource {
@@ -81,6 +83,7 @@ export class MemorySource implements RangeSource {
       this.bytesSent += piece.length
       yield piece
     }
+    call.completed = true
   }
 
   async rangeHash(file: RemoteFile, position: number, length: number): Promise<string> {
