@@ -128,6 +128,12 @@ export class ReadPath implements FileContent {
   }
 }
 
+/** Blocks of the disk cache a sequential reader has loaded into memory ahead of it. */
+const DISK_LOAD_AHEAD_BLOCKS = 8
+
+/** Why a random read's own fetch stops once the read has answered (one object: a DOMException per read cost a stack trace each). */
+const READ_ENDED = new DOMException('the read ended', 'AbortError')
+
 /** One read's claim on the fetches it waits for; `over` once the read has answered. */
 interface ReadToken {
   over: boolean
@@ -144,6 +150,10 @@ class Handle implements ContentHandle {
    * fails at once while the service is known to be unreachable.
    */
   private warm = false
+  /** Blocks before this one the current run's prefetch has made sure of (cached or started). */
+  private prefetchedTo = 0
+  /** Likewise for blocks loaded ahead from the disk cache. */
+  private diskLoadedTo = 0
 
   constructor(
     private readonly path: ReadPath,
@@ -158,7 +168,11 @@ class Handle implements ContentHandle {
     const { first, end } = blocksOf(position, length, file.size, blockSize)
     if (end <= first) return Buffer.alloc(0)
     const sequential = this.pattern.observe(position, length)
-    if (!sequential) this.letGo((f) => f.end <= first || f.first >= end)
+    if (!sequential) {
+      this.letGo((f) => f.end <= first || f.first >= end)
+      this.prefetchedTo = 0
+      this.diskLoadedTo = 0
+    }
     // Concurrent reads of one handle each hold what they wait for, so a jump by one
     // read never cancels the fetch another read still waits on.
     const token: ReadToken = { over: false }
@@ -172,10 +186,11 @@ class Handle implements ContentHandle {
     // few KiB, verified on their own; the head of a file (what type sniffers and
     // thumbnailers peek at) and established runs go by whole blocks, which the caches keep.
     const random = !this.pattern.established && position >= this.path.options.headSize && !this.allPresent(first, end)
-    const gone = new AbortController()
+    // Only a random read has a fetch of its own to stop; the rest share fetches by ownership.
+    const gone = random ? new AbortController() : null
     try {
       let work: Promise<Bytes>
-      if (random) {
+      if (gone) {
         const span = alignedSpan(position, stop, file.size, this.path.options.randomReadAlign)
         work = this.path.fetcher.verifiedSpan(file, span, gone.signal).then((parts) => sliceParts(parts, position - span.start, stop - span.start))
       } else {
@@ -195,7 +210,7 @@ class Handle implements ContentHandle {
       return bytes
     } finally {
       // A random read nobody waits for any more (failed, offline) stops its retries.
-      gone.abort(new DOMException('the read ended', 'AbortError'))
+      gone?.abort(READ_ENDED)
       stopWatching()
       token.over = true
       for (const f of touched) f.release(token)
@@ -276,8 +291,18 @@ class Handle implements ContentHandle {
     const { blockSize } = path.options
     const ahead = this.pattern.lookahead
     if (ahead <= 0 || this.closed) return
-    const from = Math.floor(this.pattern.position / blockSize)
+    // Blocks below prefetchedTo were seen to already: looking at the whole window again on
+    // every 128 KiB read was ~800k cache look-ups per GiB read, most of a re-read's CPU.
+    const here = Math.floor(this.pattern.position / blockSize)
+    const from = Math.max(here, this.prefetchedTo)
     const to = Math.min(Math.ceil((this.pattern.position + ahead) / blockSize), Math.ceil(file.size / blockSize))
+    if (to > this.prefetchedTo) this.prefetchedTo = to
+    // Blocks only on disk are loaded a few ahead too: a re-read waited on one disk read per block.
+    const diskTo = Math.min(to, here + DISK_LOAD_AHEAD_BLOCKS)
+    for (let b = Math.max(here, this.diskLoadedTo); b < diskTo; b++) {
+      if (!path.memory.has(blockKey(file.cacheKey, b)) && path.disk?.has(file.cacheKey, b)) void path.loadFromDisk(file, b)
+    }
+    if (diskTo > this.diskLoadedTo) this.diskLoadedTo = diskTo
     for (let b = from; b < to; b++) {
       if (path.present(file, b)) continue
       const plan = planFetch(b, this.pattern.fetchSize, file.size, path.options, (x) => path.present(file, x))
