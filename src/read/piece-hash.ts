@@ -80,7 +80,10 @@ export class PieceHashers {
   private readonly free: Buffer[] = []
   private made = 0
 
-  constructor(private readonly pieceSize: number) {}
+  constructor(private readonly pieceSize: number) {
+    // A mount's first read (a file manager's first peek) would otherwise wait for the workers to start.
+    this.pool.warm()
+  }
 
   /** A hash for a piece of `length` bytes (at most pieceSize). */
   open(length: number): PieceHash {
