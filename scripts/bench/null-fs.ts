@@ -92,4 +92,8 @@ fuse.mount((err) => {
   }
   process.stdout.write('ready\n')
 })
-process.on('SIGTERM', () => fuse.unmount(() => process.exit(0)))
+process.on('SIGTERM', () => {
+  fuse.unmount(() => process.exit(0))
+  // An unmount that never calls back (the folder already detached) must not keep us alive.
+  setTimeout(() => process.exit(0), 2000).unref()
+})

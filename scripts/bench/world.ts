@@ -218,8 +218,13 @@ export async function withNullFs<T>(home: string, entries: TreeEntry[], use: (di
     })
     return await use(dir)
   } finally {
+    const exited = new Promise<boolean>((r) => {
+      if (child.exitCode !== null || child.signalCode !== null) return r(true)
+      child.once('exit', () => r(true))
+      setTimeout(() => r(false), 5000).unref()
+    })
     child.kill('SIGTERM')
-    await new Promise((r) => setTimeout(r, 300))
+    if (!(await exited)) child.kill('SIGKILL')
     await sh('fusermount', ['-uz', dir]).catch(() => {})
   }
 }
