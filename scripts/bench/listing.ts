@@ -10,7 +10,7 @@
 // over the null filesystem; a warm `ls -l` of a 200-file transfer folder against the same
 // on the null filesystem (medians of several runs).
 import path from 'node:path'
-import { median, ratio, sh, treeOf, withBenchWorld, withNullFs } from './world.js'
+import { median, ratio, sh, transferFolder, treeOf, withBenchWorld, withNullFs } from './world.js'
 
 const TRANSFERS = 5000
 /** Inbox page size the local service uses. */
@@ -34,7 +34,7 @@ await withBenchWorld('listing', {}, async (w) => {
   const found = await find(inbox)
   const calls = (await service.counters()).routes
   const requests = Object.values(calls).reduce((a, b) => a + b, 0)
-  const wideDir = path.join(inbox, (await sh('ls', [inbox])).stdout.split('\n').find((n) => n.endsWith(`(${wide!.id})`))!)
+  const wideDir = await transferFolder(mountDir, wide!)
   const lsl = async (dir: string) => {
     await sh('ls', ['-l', dir])
     const times: number[] = []

@@ -9,13 +9,8 @@
 // 1 MiB range; the first 4 KiB of a cold small file and at a cold offset of the 2 GiB file
 // through the service's throttle (12.5 MB/s shared, 20 ms per request), with the bytes the
 // service served for each; the mount's peak RSS against memoryCacheBytes + 150 MiB.
-import path from 'node:path'
-import type { Transfer } from '../../src/api/types.js'
-import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
-import { MB, median, MiB, peakRssMiB, ratio, resetPeakRss, sh, withBenchWorld } from './world.js'
+import { fileOnMount, GiB, MB, median, MiB, peakRssMiB, ratio, resetPeakRss, RSS_BOUND_MIB, sh, withBenchWorld } from './world.js'
 
-const GiB = 1024 * MiB
-const RSS_BOUND_MIB = DEFAULT_SETTINGS.memoryCacheBytes / MiB + 150
 
 await withBenchWorld('random', {}, async (w) => {
   const { rows, service, client, mountDir } = w
@@ -23,13 +18,8 @@ await withBenchWorld('random', {}, async (w) => {
   const [big] = await service.seed(1, { fileSize: 2 * GiB, subjectPrefix: 'Two GiB' })
   const [small] = await service.seed(1, { fileSize: 200_000, subjectPrefix: 'Small' })
   const pid = await w.mount()
-  const fileIn = async (t: Transfer) => {
-    const inbox = path.join(mountDir, 'inbox')
-    const folder = (await sh('ls', [inbox])).stdout.split('\n').find((n) => n.endsWith(`(${t.id})`))!
-    return path.join(inbox, folder, t.files[0]!.filename!)
-  }
-  const bigFile = await fileIn(big!)
-  const smallFile = await fileIn(small!)
+  const bigFile = await fileOnMount(mountDir, big!)
+  const smallFile = await fileOnMount(mountDir, small!)
   const size = big!.files[0]!.filesize!
 
   // First bytes over a slow link with a round-trip cost, before anything of these files is cached.

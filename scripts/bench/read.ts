@@ -15,12 +15,9 @@
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Transfer } from '../../src/api/types.js'
-import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
-import { cliEntry, cpuSeconds, MB, mbps, MiB, peakRssMiB, ratio, resetPeakRss, sh, withBenchWorld } from './world.js'
+import { cliEntry, cpuSeconds, fileOnMount, GiB, MB, mbps, MiB, peakRssMiB, ratio, resetPeakRss, RSS_BOUND_MIB, sh, withBenchWorld } from './world.js'
 
-const GiB = 1024 * MiB
 const LINK = 12.5 * MB
-const RSS_BOUND_MIB = DEFAULT_SETTINGS.memoryCacheBytes / MiB + 150
 
 await withBenchWorld('read', {}, async (w) => {
   const { rows, service, mountDir } = w
@@ -35,11 +32,6 @@ await withBenchWorld('read', {}, async (w) => {
     return Math.min(...times)
   }
   const pid = await w.mount()
-  const fileIn = async (t: Transfer) => {
-    const inbox = path.join(mountDir, 'inbox')
-    const folder = (await sh('ls', [inbox])).stdout.split('\n').find((n) => n.endsWith(`(${t.id})`))!
-    return path.join(inbox, folder, t.files[0]!.filename!)
-  }
   const rss = async (workload: string) => {
     const peak = await peakRssMiB(pid)
     rows.push([`  mount peak RSS (${workload}) / (memoryCacheBytes + 150 MiB)`, `${peak.toFixed(0)} MiB, ${ratio(peak / RSS_BOUND_MIB)}`])
@@ -52,7 +44,7 @@ await withBenchWorld('read', {}, async (w) => {
   rows.push(['curl 1 GiB from the service (raw stream; target >= 1 GB/s)', mbps(GiB, rawMs)])
 
   process.stderr.write('cold sequential read of 1 GiB through the mount...\n')
-  const oneFile = await fileIn(one!)
+  const oneFile = await fileOnMount(mountDir, one!)
   await service.control('POST', '/counters/reset')
   const cpu0 = [await cpuSeconds(pid), await cpuSeconds(service.pid)]
   const cold = await sh('dd', [`if=${oneFile}`, 'of=/dev/null', 'bs=1M'])
@@ -75,7 +67,7 @@ await withBenchWorld('read', {}, async (w) => {
   rows.push(['transferfs download 1 GiB', mbps(GiB, cli.ms)], ['  / curl (target >= 0.7)', ratio(rawMs / cli.ms)])
 
   process.stderr.write('four cold readers of the 2 GiB file...\n')
-  const twoFile = await fileIn(two!)
+  const twoFile = await fileOnMount(mountDir, two!)
   const quarter = 256 * MiB
   const offsets = [0, 1, 2, 3].map((i) => i * (2 * GiB / 4))
   const t0 = performance.now()

@@ -10,18 +10,14 @@
 // the same O_DIRECT read of a 1 GiB file on the null filesystem; a warm re-read through the
 // page cache for scale; the mount's peak RSS against memoryCacheBytes + 150 MiB.
 import path from 'node:path'
-import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
-import { mbps, MiB, peakRssMiB, ratio, sh, withBenchWorld, withNullFs } from './world.js'
+import { fileOnMount, GiB, mbps, MiB, peakRssMiB, ratio, RSS_BOUND_MIB, sh, withBenchWorld, withNullFs } from './world.js'
 
-const GiB = 1024 * MiB
-const RSS_BOUND_MIB = DEFAULT_SETTINGS.memoryCacheBytes / MiB + 150
 
 await withBenchWorld('reread', {}, async (w) => {
   const { rows, service, mountDir } = w
   const [t] = await service.seed(1, { fileSize: GiB, subjectPrefix: 'One GiB' })
   await w.mount()
-  const inbox = path.join(mountDir, 'inbox')
-  const fileOf = async () => path.join(inbox, (await sh('ls', [inbox])).stdout.split('\n').find((n) => n.endsWith(`(${t!.id})`))!, t!.files[0]!.filename!)
+  const fileOf = () => fileOnMount(mountDir, t!)
   process.stderr.write('cold read, then a remount...\n')
   await sh('dd', [`if=${await fileOf()}`, 'of=/dev/null', 'bs=1M'])
   await w.unmount()

@@ -12,10 +12,14 @@ import { fileURLToPath } from 'node:url'
 import { Agent, request } from 'undici'
 import { TransferClient } from '../../src/api/client.js'
 import type { ServiceAnnouncement, Transfer } from '../../src/api/types.js'
+import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
 
 export const MB = 1e6
 export const MiB = 1024 * 1024
+export const GiB = 1024 * MiB
+/** MiB the mount's peak RSS may reach in any workload: memoryCacheBytes (default) + 150 MiB. */
+export const RSS_BOUND_MIB = DEFAULT_SETTINGS.memoryCacheBytes / MiB + 150
 const fromTs = import.meta.url.endsWith('.ts')
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), fromTs ? '../..' : '../../..')
 export const cliEntry = path.join(root, fromTs ? 'src/cli/main.ts' : 'dist/src/cli/main.js')
@@ -52,6 +56,19 @@ export async function resetPeakRss(pid: number): Promise<void> {
 export const ratio = (x: number) => x.toFixed(2)
 export const mbps = (bytes: number, ms: number) => `${(bytes / MB / (ms / 1000)).toFixed(0)} MB/s`
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+/** The folder of `transfer` in the mount's inbox/ (listing it first). */
+export async function transferFolder(mountDir: string, transfer: Transfer): Promise<string> {
+  const inbox = path.join(mountDir, 'inbox')
+  const name = (await sh('ls', [inbox])).stdout.split('\n').find((n) => n.endsWith(`(${transfer.id})`))
+  if (!name) throw new Error(`transfer ${transfer.id} is not in ${inbox}`)
+  return path.join(inbox, name)
+}
+
+/** The first file of `transfer` on the mount. */
+export async function fileOnMount(mountDir: string, transfer: Transfer): Promise<string> {
+  return path.join(await transferFolder(mountDir, transfer), transfer.files[0]!.filename!)
+}
 
 export type Rows = Array<[string, string]>
 

@@ -81,7 +81,6 @@ export async function deliver(res: ServerResponse, source: AsyncIterable<Buffer>
       const flowing = res.write(piece)
       if (sent === opts.length) opts.onDelivered?.()
       if (!flowing) await waitDrainOrClose(res)
-
     }
   }
   if (res.destroyed) return false

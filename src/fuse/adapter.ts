@@ -190,10 +190,10 @@ export class FuseAdapter {
       })
     ops.statfs = (path: string, cb: Answer) => this.run('statfs', path, cb, async () => [0, statfsOf(await core.statfs(path))])
 
-    // xattrs: system.* (POSIX ACLs) are never stored, so cp -a and mv set modes with chmod.
+    // xattrs: only user.* reach here (our fuse-native patch answers the other namespaces,
+    // as the core would: system.* "not supported", the rest "no such attribute").
     ops.getxattr = (path: string, name: string, buf: Buffer, cb: Answer) =>
       this.run('getxattr', path, cb, async (st) => {
-        if (name.startsWith('system.')) return [-ERRNO.EOPNOTSUPP]
         const value = await core.getxattr(path, name)
         if (!Buffer.isBuffer(value)) return [-ERRNO.ENODATA]
         if (st.answered) return [-ERRNO.EIO]

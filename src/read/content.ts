@@ -331,8 +331,8 @@ class Handle implements ContentHandle {
 /**
  * Bytes the memory block cache may hold: memoryCacheSize is what the read path's buffers
  * may take in all, and besides the cached blocks there are the pieces received and not
- * yet judged (a few per fetch in flight, and the one being received), the pieces being hashed (their staging buffers), and blocks
- * evicted before the disk cache has written them. Without taking those out, the process
+ * yet judged (a few per fetch in flight, and the one being received), the pieces being
+ * hashed (their staging buffers), and blocks evicted before the disk cache has written them. Without taking those out, the process
  * grew ~170 MiB past a 512 MiB budget on a cold read. At least a sixteenth of the budget
  * stays for blocks.
  */

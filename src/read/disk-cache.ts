@@ -28,7 +28,7 @@ const NAME = /^(\d+)\.blk$/
 /**
  * Bytes of blocks waiting to be written at most; past that a block is not cached (the cache
  * is best effort). Blocks evicted from memory before they are written live on here, so
- * this comes out of the memory budget (see memoryBudget in content.ts).
+ * this comes out of the memory budget (see blockCacheBytes in content.ts).
  */
 export const MAX_WRITE_BACKLOG = 32 * 1024 * 1024
 /**

@@ -2,9 +2,8 @@
 // service; it streams the run with a single Range request, hashes each piece as its
 // bytes arrive (on a worker thread where it can: piece-hash.ts), compares each piece
 // with its GetRangeHash (asked for in parallel) or the file's md5 when the piece is the
-// whole file, and hands out a piece's
-// blocks the moment it is verified. Bytes that do not match are fetched again; no
-// unverified byte ever leaves this module.
+// whole file, and hands out a piece's blocks the moment it is verified. Bytes that do
+// not match are fetched again; no unverified byte ever leaves this module.
 //
 // All fetches of the mount share one queue (at most maxConcurrentFetches at once);
 // concurrent wants of the same block share one fetch. A fetch lives while some handle
