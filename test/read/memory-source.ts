@@ -81,9 +81,10 @@ export class MemorySource implements RangeSource {
       if (corrupt && at === start) piece[0] = piece[0]! ^ 0xff
       sent += piece.length
       this.bytesSent += piece.length
+      // Set before the last yield: a reader that has all it asked for never resumes the generator.
+      if (at + piece.length >= end) call.completed = true
       yield piece
     }
-    call.completed = true
   }
 
   async rangeHash(file: RemoteFile, position: number, length: number): Promise<string> {

@@ -232,8 +232,11 @@ describe('read path', () => {
     for (let pos = 0; pos < 64 * KiB; pos += 4 * KiB) toBuffer(await h.read(pos, 4 * KiB))
     source.stallAfter = 0 // prefetches from now on hang until cancelled
     await h.read(64 * KiB, 4 * KiB).catch(() => {})
-    // Ranges sent whole before the stall (their pieces perhaps still being hashed) are not hanging.
-    const hanging = source.ranges.filter((r) => r.start > 64 * KiB && !r.completed)
+    // Ranges sent whole before the stall (their pieces perhaps still being hashed) are not
+    // hanging; on a busy machine the prefetch that will hang may not have started yet.
+    const hangingNow = () => source.ranges.filter((r) => r.start > 64 * KiB && !r.completed)
+    for (let i = 0; i < 100 && hangingNow().length === 0; i++) await new Promise((r) => setTimeout(r, 20))
+    const hanging = hangingNow()
     h.close()
     await new Promise((r) => setTimeout(r, 20))
     expect(hanging.length).toBeGreaterThan(0)
