@@ -2,10 +2,10 @@
 // Applies our fixes to fuse-native 2.2.6 and rebuilds its addon, so the mount
 // gets the real mtime in utimens (cp -a, rsync -a, mv keep times), a /dev/fuse handle
 // that child processes do not inherit, a working userId option, and extended attributes
-// outside user.* answered without a trip into JS. Idempotent: a marker records the patched source's hash, and the
-// rebuild is skipped while the built addon matches it.
+// outside user.* answered without a trip into JS. Idempotent: a marker records the patched
+// source's hash, and the rebuild is skipped while the built addon matches it.
 import { createHash } from 'node:crypto'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -28,30 +28,35 @@ const fixes = [
   { file: 'fuse-native.c', from: '#include <unistd.h>\n', to: '#include <unistd.h>\n#include <fcntl.h>\n' },
   // Only user.* extended attributes exist on the mount, yet `ls -l` asks security.selinux of
   // every entry and the kernel caches no answer: each was a round trip into JS (~170 us,
-  // most of a warm `ls -l`). Other namespaces are answered right here, as the adapter
-  // would: system.* (ACLs, never stored) "not supported", so `ls` stops asking, the rest
-  // "no such attribute".
+  // most of a warm `ls -l`). Other namespaces are answered right here, as the core would:
+  // "not supported", which `ls` remembers for the whole filesystem, so it stops asking
+  // (an answer of "no such attribute" had it ask again for every entry).
   { file: 'fuse-native.c', from: '  if (implemented[op_getxattr]) ops.getxattr = fuse_native_getxattr;',
     to: '  if (implemented[op_getxattr]) ops.getxattr = fuse_native_getxattr_user;' },
   { file: 'fuse-native.c', from: '#endif\n\nFUSE_METHOD(listxattr',
     to: '#endif\n\n#ifdef __APPLE__\n#define fuse_native_getxattr_user fuse_native_getxattr\n#else\n' +
       'static int fuse_native_getxattr_user (const char *path, const char *name, char *value, size_t size) {\n' +
-      '  if (strncmp(name, "system.", 7) == 0) return -EOPNOTSUPP;\n' +
-      '  if (strncmp(name, "user.", 5) != 0) return -ENODATA;\n' +
+      '  if (strncmp(name, "user.", 5) != 0) return -EOPNOTSUPP;\n' +
       '  return fuse_native_getxattr(path, name, value, size);\n}\n#endif\n\nFUSE_METHOD(listxattr' },
   { file: 'fuse-native.c', from: '#include <fcntl.h>\n#include <sys/wait.h>', to: '#include <fcntl.h>\n#include <errno.h>\n#include <sys/wait.h>' },
   // userId pushed 'user_id=' and the value as two items: "-ouser_id=,1000".
   { file: 'index.js', from: "options.push('user_id=', this.opts.userId)", to: "options.push('user_id=' + this.opts.userId)" },
 ]
-for (const fix of fixes) {
-  const p = path.join(dir, fix.file)
-  const src = readFileSync(p, 'utf8')
-  if (src.includes(fix.to)) continue
-  if (!src.includes(fix.from)) {
-    console.error(`patch-fuse-native: ${fix.file} has neither the original nor the patched text`)
-    process.exit(1)
+// Every fix is applied to the package's own text, kept beside it as <file>.orig the first
+// time: a fix changed here then replaces its older version instead of landing on top of it.
+for (const file of new Set(fixes.map((f) => f.file))) {
+  const p = path.join(dir, file)
+  const orig = `${p}.orig`
+  if (!existsSync(orig)) copyFileSync(p, orig)
+  let src = readFileSync(orig, 'utf8')
+  for (const fix of fixes.filter((f) => f.file === file)) {
+    if (!src.includes(fix.from)) {
+      console.error(`patch-fuse-native: ${file} lacks the text a fix replaces; is it fuse-native 2.2.6 as published?`)
+      process.exit(1)
+    }
+    src = src.replace(fix.from, fix.to)
   }
-  writeFileSync(p, src.replace(fix.from, fix.to))
+  if (readFileSync(p, 'utf8') !== src) writeFileSync(p, src)
 }
 
 const sourceHash = createHash('sha256').update(readFileSync(path.join(dir, 'fuse-native.c'))).digest('hex')

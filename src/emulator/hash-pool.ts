@@ -32,6 +32,9 @@ export class HashPool {
 
   constructor(size: number = SETTINGS.hashWorkers) {
     this.pool = new WorkerPool(HANDLER, size)
+    // Started with the service, as a running service has them: a worker started by the
+    // first GetRangeHash adds tens of milliseconds to that request alone.
+    this.pool.warm()
   }
 
   /** The lowercase hex MD5 of `length` bytes of the file at `path` from `position`. */

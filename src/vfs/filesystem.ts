@@ -183,7 +183,10 @@ export class TransferFileSystem implements FileSystemCore {
   }
 
   async getxattr(path: string, name: string): Promise<Buffer> {
-    if (name.startsWith('system.')) throw new FsError('EOPNOTSUPP')
+    // Only user.* attributes exist here. Any other namespace (security.selinux, ACLs) is
+    // "not supported" rather than "absent": ls and file managers remember that per
+    // filesystem and stop asking, where "absent" has them ask again for every entry.
+    if (!name.startsWith('user.')) throw new FsError('EOPNOTSUPP')
     const value = this.xattrsOf(await this.tree.resolve(path)).get(name)
     if (value === undefined) throw new FsError('ENODATA')
     return Buffer.from(value, 'utf8')
