@@ -10,10 +10,11 @@ import { allOrFirstFailure } from '../api/all-or-first-failure.js'
 import type { Transfer } from '../api/types.js'
 import { SENT_FILE } from '../send/outbox-fs.js'
 import { DEFAULT_SEND_OPTIONS, resolveSendOptions } from '../send/options.js'
-import { chunkCount, chunkLength, newTransferRequest, splitRecipients } from '../send/rules.js'
+import { chunkCount, chunkLength, newTransferRequest, PARALLEL_FILE_UPLOADS, splitRecipients } from '../send/rules.js'
 import { FileSentLog } from '../send/sent-log.js'
 import { ServiceSender } from '../send/service-sender.js'
-import { md5OfFile, takeSnapshot } from '../send/snapshot.js'
+import { md5OfFile } from '../api/md5.js'
+import { takeSnapshot } from '../send/snapshot.js'
 import { sendOptionsOf } from './compose.js'
 import { commonFlags, ctrlC, withClient, type CommonOptions } from './output/command.js'
 import { action, hintFor } from './output/errors.js'
@@ -22,9 +23,6 @@ import { formatBytes } from './output/format.js'
 import { writeJson } from './output/json.js'
 import { startProgress } from './output/progress.js'
 import { createOwnerOnly } from '../config/owner-only.js'
-
-/** count: files uploading at once (the interface recommends 2 to 4). */
-export const MAX_PARALLEL_UPLOADS = 4
 
 export interface FileToSend {
   /** Name in the transfer ("a.txt", "photos/b.jpg"). */
@@ -130,7 +128,7 @@ export function register(program: Command): void {
         transferid = answer.transferid
         let sent = 0
         // One file failing for good stops the others: the transfer cannot be completed anyway.
-        await allOrFirstFailure(new PQueue({ concurrency: MAX_PARALLEL_UPLOADS }), files.map((f) => (signal: AbortSignal) => {
+        await allOrFirstFailure(new PQueue({ concurrency: PARALLEL_FILE_UPLOADS }), files.map((f) => (signal: AbortSignal) => {
           const chunks = chunkCount(f.size, chunkSize)
           const label = `${f.name} (${chunks} chunk${chunks === 1 ? '' : 's'})`
           return sender.uploadFile({

@@ -3,12 +3,14 @@
 // yet confirmed, Complete. A journaled transfer is resumed only while the content is
 // the same; otherwise it is dropped (never completed) and a new one initialized.
 import path from 'node:path'
+import PQueue from 'p-queue'
+import { allOrFirstFailure } from '../api/all-or-first-failure.js'
 import type { Transfer } from '../api/types.js'
 import type { EngineDeps } from './engine.js'
 import type { Entry } from './entry.js'
 import { newJournalRecord, type JournalRecord } from './journal.js'
 import { isTemporaryName } from './names.js'
-import { chunkCount, chunkLength, confirmedBytes, initializeRequest, splitRecipients } from './rules.js'
+import { chunkCount, chunkLength, confirmedBytes, initializeRequest, PARALLEL_FILE_UPLOADS, splitRecipients } from './rules.js'
 import { sameFiles, takeSnapshot } from './snapshot.js'
 
 /** What a send needs of the engine that runs it. */
@@ -94,14 +96,16 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
     }
     const t = rec.transfer as NonNullable<JournalRecord['transfer']>
     e.note = 'uploading'
-    for (const f of rec.files) {
-      const done = new Set(rec.confirmed[f.name] ?? [])
-      if (done.size >= chunkCount(f.size, rec.chunkSize)) continue
-      await host.d.sender.uploadFile({
+    // Files go up several at once (the sender bounds the chunks in flight across them):
+    // one at a time, a folder of small files waited a round trip and a journal write per file.
+    const files = rec.files.filter((f) => new Set(rec.confirmed[f.name] ?? []).size < chunkCount(f.size, rec.chunkSize))
+    await allOrFirstFailure(new PQueue({ concurrency: PARALLEL_FILE_UPLOADS }), files.map((f) => (fileSignal: AbortSignal) => {
+      if (stale()) return Promise.resolve()
+      return host.d.sender.uploadFile({
         transferurl: t.transferurl, transferid: t.transferid, transferkey: t.transferkey,
         // Added to an existing transfer, a folder keeps its name as the files' path in it.
         fileName: host.d.tree.existing && f.rel ? `${info.subject}/${f.name}` : f.name, filePath: f.rel ? path.join(info.realPath, f.rel) : info.realPath, size: f.size,
-        chunkSize: rec.chunkSize, confirmed: new Set(done), signal,
+        chunkSize: rec.chunkSize, confirmed: new Set(rec.confirmed[f.name] ?? []), signal: fileSignal,
         onChunkConfirmed: (index) => {
           if (stale() || rec.transfer !== t) return
           const list = (rec.confirmed[f.name] ??= [])
@@ -112,8 +116,8 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
           host.track(host.d.journal.save(rec))
         },
       })
-      if (stale()) return
-    }
+    }), signal)
+    if (stale()) return
     await host.d.journal.save(rec)
     if (stale()) return
     e.note = 'completing'

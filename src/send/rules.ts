@@ -19,6 +19,9 @@ export function describeError(err: unknown): string {
   return String(err)
 }
 
+/** Files of one transfer uploaded at once (the service recommends 2 to 4). */
+export const PARALLEL_FILE_UPLOADS = 4
+
 export function chunkCount(size: number, chunkSize: number): number {
   return Math.max(1, Math.ceil(size / chunkSize))
 }

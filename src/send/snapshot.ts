@@ -1,22 +1,19 @@
 // What an entry holds at the moment its send is fixed: every file that will be in the
 // transfer, with its size and MD5 read from the staged bytes.
-import { createHash } from 'node:crypto'
-import { createReadStream, promises as fsp } from 'node:fs'
+import { promises as fsp } from 'node:fs'
 import path from 'node:path'
+import PQueue from 'p-queue'
+import { md5OfFile } from '../api/md5.js'
 import type { JournalFile } from './journal.js'
 import { isTemporaryName } from './names.js'
+
+/** Files of a folder hashed at once when its content is fixed. */
+const SNAPSHOT_PARALLEL_FILES = 8
 
 export type Snapshot =
   | { kind: 'missing' }
   | { kind: 'symlink' }
   | { kind: 'content'; files: JournalFile[] }
-
-export async function md5OfFile(file: string, signal?: AbortSignal): Promise<string> {
-  const hash = createHash('md5')
-  const stream = createReadStream(file, { highWaterMark: 1024 * 1024, signal })
-  for await (const chunk of stream) hash.update(chunk as Buffer)
-  return hash.digest('hex')
-}
 
 /**
  * Files of the entry at `realPath` named `entryName`. A folder entry lists its regular
@@ -33,10 +30,10 @@ export async function takeSnapshot(realPath: string, entryName: string, signal?:
   }
   if (st.isSymbolicLink()) return { kind: 'symlink' }
   if (st.isFile()) {
-    return { kind: 'content', files: [{ name: entryName, rel: '', size: st.size, md5: await md5OfFile(realPath, signal) }] }
+    return { kind: 'content', files: [{ name: entryName, rel: '', size: st.size, md5: await md5OfFile(realPath, { signal }) }] }
   }
   if (!st.isDirectory()) return { kind: 'content', files: [] }
-  const files: JournalFile[] = []
+  const found: Array<{ rel: string; full: string; size: number }> = []
   const walk = async (dir: string, rel: string): Promise<void> => {
     const items = await fsp.readdir(dir, { withFileTypes: true })
     items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
@@ -45,14 +42,15 @@ export async function takeSnapshot(realPath: string, entryName: string, signal?:
       const r = rel ? `${rel}/${item.name}` : item.name
       const full = path.join(dir, item.name)
       if (item.isDirectory()) await walk(full, r)
-      else if (item.isFile()) {
-        const s = await fsp.lstat(full)
-        files.push({ name: r, rel: r, size: s.size, md5: await md5OfFile(full, signal) })
-      }
+      else if (item.isFile()) found.push({ rel: r, full, size: (await fsp.lstat(full)).size })
     }
   }
   await walk(realPath, '')
-  return { kind: 'content', files }
+  // Several files hashed at once: a folder of many small files is bound by each file's
+  // open and read, not by MD5.
+  const queue = new PQueue({ concurrency: SNAPSHOT_PARALLEL_FILES })
+  const md5s = await Promise.all(found.map((f) => queue.add(() => md5OfFile(f.full, { signal }))))
+  return { kind: 'content', files: found.map((f, i) => ({ name: f.rel, rel: f.rel, size: f.size, md5: md5s[i]! })) }
 }
 
 export function sameFiles(a: readonly JournalFile[], b: readonly JournalFile[]): boolean {
