@@ -10,7 +10,7 @@
 // rebuilt from the folder at start, recency from mtime. Disk I/O is all async.
 import { createHash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, utimes } from 'node:fs/promises'
+import { mkdir, open, readdir, rename, rm, stat, unlink, utimes } from 'node:fs/promises'
 import { writeParts } from '../api/file-io.js'
 import { bytesLength } from './bytes.js'
 import type { Block } from './memory-cache.js'
@@ -22,7 +22,16 @@ interface Entry {
   size: number
   /** Loads in progress: eviction leaves the entry alone. */
   pins: number
+  /** ms since the epoch: the file's mtime as last set, which carries recency across mounts. */
+  touched: number
 }
+
+/**
+ * A loaded block's mtime is brought forward only when older than this: recency across
+ * mounts needs no finer grain, and a utimes per load was one more trip into libuv's
+ * thread pool for every MiB re-read.
+ */
+const TOUCH_GRAIN_MS = 10 * 60 * 1000
 
 const NAME = /^(\d+)\.blk$/
 /**
@@ -89,7 +98,7 @@ export class DiskBlockCache {
           if (!m) return void (await rm(path, { force: true, recursive: true }))
           const st = await stat(path).catch(() => null)
           if (!st?.isFile()) return
-          const entry: Entry = { path, size: st.size, pins: 0 }
+          const entry: Entry = { path, size: st.size, pins: 0, touched: st.mtimeMs }
           found.push({ key: `${fileId}/${m[1]}`, entry, mtime: st.mtimeMs })
         }),
       )
@@ -125,7 +134,7 @@ export class DiskBlockCache {
     entry.pins++
     let data: Buffer | undefined
     try {
-      data = await readFile(entry.path)
+      data = await readExactly(entry.path, expectedLength + CRC_BYTES)
     } catch {
       data = undefined
     } finally {
@@ -139,8 +148,11 @@ export class DiskBlockCache {
     }
     this.index.delete(key)
     this.index.set(key, entry)
-    const now = new Date()
-    utimes(entry.path, now, now).catch(() => {})
+    const now = Date.now()
+    if (now - entry.touched > TOUCH_GRAIN_MS) {
+      entry.touched = now
+      utimes(entry.path, now / 1000, now / 1000).catch(() => {})
+    }
     return bytes
   }
 
@@ -176,7 +188,7 @@ export class DiskBlockCache {
             await fh.close()
           }
           await rename(tmp, path)
-          this.index.set(key, { path, size: length, pins: 0 })
+          this.index.set(key, { path, size: length, pins: 0, touched: Date.now() })
           this.indexedBytes += length
         } catch {
           // Perhaps the folder went (someone emptied the cache): make it again next time.
@@ -238,6 +250,23 @@ function crcOf(parts: Block): Buffer {
   const out = Buffer.allocUnsafe(CRC_BYTES)
   out.writeUInt32BE(crc >>> 0)
   return out
+}
+
+/**
+ * The file's bytes, up to one more than `length`: one open, one read, one close (readFile
+ * also asks the size and reads in 512 KiB steps). A file of any other length comes back
+ * at its own length (or length + 1), which intact() refuses.
+ */
+async function readExactly(path: string, length: number): Promise<Buffer> {
+  const fh = await open(path, 'r')
+  try {
+    const buffer = Buffer.allocUnsafe(length + 1)
+    // A short read of a regular file is its end: a file of the right length takes one read.
+    const { bytesRead } = await fh.read(buffer, 0, buffer.length, 0)
+    return buffer.subarray(0, bytesRead)
+  } finally {
+    await fh.close()
+  }
 }
 
 /** The block's bytes when the file holds exactly them and their CRC. */
