@@ -102,18 +102,17 @@ export class OutboxFs {
       forget: (key) => attrs.drop(key),
       writeFailure: (key) => failures.failureIn(key),
       clearInterrupted: (key) => {
-        const files = leftovers.filter((l) => isWithin(l.path, key)).map((l) => l.file)
-        void marks.remove(files).catch(() => undefined)
+        void marks.remove(leftovers.filter((l) => isWithin(l, key))).catch(() => undefined)
       },
     })
     const self = new OutboxFs(tree, engine, journal, attrs, disk, marks, failures, handles, clock, cfg.uid ?? process.getuid?.() ?? 0, cfg.gid ?? process.getgid?.() ?? 0, sentLog)
     const keys = await tree.scan()
     const interrupted = new Set<string>()
     for (const l of leftovers) {
-      const key = tree.entryOf(l.path)
+      const key = tree.entryOf(l)
       if (key && keys.includes(key)) interrupted.add(key)
     }
-    await marks.remove(leftovers.filter((l) => !interrupted.has(tree.entryOf(l.path) ?? '')).map((l) => l.file))
+    await marks.remove(leftovers.filter((l) => !interrupted.has(tree.entryOf(l) ?? '')))
     await engine.resume(await journal.loadAll(), keys, interrupted)
     return self
   }

@@ -3,47 +3,136 @@
 // written (cp was cut off): such an entry is held, not sent, until the user changes or
 // renames it. Marks are not synced: they guard against a killed process, where the
 // page cache survives; a power loss may lose a mark along with the unsynced bytes.
+//
+// Each run appends to a log of its own: a line per handle opened for writing and one per
+// handle closed (JSON, so any file name fits). A file per mark cost a file created and
+// one removed for every file copied in, on some disks a millisecond each, which a
+// `cp -r` of many small files waited for. At start the logs of earlier runs are replayed,
+// and the marks still open in them are kept in one file of leftovers until handled.
 import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 
+const LOG_SUFFIX = '.log'
+const LEFTOVERS_FILE = 'leftovers.json'
+/** A log this long with no handle open is emptied (its marks are all closed). */
+const COMPACT_BYTES = 256 * 1024
+
 export class WriterMarks {
-  private readonly run = randomBytes(4).toString('hex')
+  private readonly logFile: string
+  private log: Promise<FileHandle> | null = null
+  /** Log writes one after the other, so an emptying never overtakes a line asked before it. */
+  private tail: Promise<void> = Promise.resolve()
+  private logBytes = 0
+  private readonly open = new Set<number>()
+  private leftovers: string[] = []
   private halted = false
 
-  constructor(readonly dir: string) {}
-
-  private file(fh: number): string {
-    return path.join(this.dir, `${this.run}-${fh}`)
+  constructor(readonly dir: string) {
+    this.logFile = path.join(dir, `${randomBytes(4).toString('hex')}${LOG_SUFFIX}`)
   }
 
-  async init(): Promise<Array<{ file: string; path: string }>> {
+  /** The paths marked by earlier runs and never closed: files a dead process was writing. */
+  async init(): Promise<string[]> {
     await fsp.mkdir(this.dir, { recursive: true })
-    const out: Array<{ file: string; path: string }> = []
+    const found = new Set<string>()
+    const consumed: string[] = []
     for (const name of await fsp.readdir(this.dir)) {
       const file = path.join(this.dir, name)
-      const p = await fsp.readFile(file, 'utf8').catch(() => '')
-      if (p.startsWith('/')) out.push({ file, path: p })
-      else await fsp.rm(file, { force: true })
+      const text = await fsp.readFile(file, 'utf8').catch(() => '')
+      if (name === LEFTOVERS_FILE) {
+        for (const p of parseLeftovers(text)) found.add(p)
+        continue
+      }
+      if (name.endsWith(LOG_SUFFIX)) for (const p of replay(text)) found.add(p)
+      // A mark file of the earlier layout holds just the path.
+      else if (text.startsWith('/')) found.add(text)
+      consumed.push(file)
     }
-    return out
+    this.leftovers = [...found]
+    // Leftovers are written before the logs they came from go: a crash in between finds both.
+    await this.saveLeftovers()
+    for (const f of consumed) await fsp.rm(f, { force: true })
+    return [...this.leftovers]
   }
 
   /** The handle `fh` writes to `p` (again after a rename). */
   async set(fh: number, p: string): Promise<void> {
-    if (!this.halted) await fsp.writeFile(this.file(fh), p)
+    this.open.add(fh)
+    await this.append(JSON.stringify(['+', fh, p]))
   }
 
   async clear(fh: number): Promise<void> {
-    if (!this.halted) await fsp.rm(this.file(fh), { force: true })
+    if (!this.open.delete(fh)) return
+    await this.append(JSON.stringify(['-', fh]))
+    if (this.open.size === 0 && this.logBytes > COMPACT_BYTES && !this.halted) {
+      this.logBytes = 0
+      await this.inOrder(async () => (await this.logHandle()).truncate(0))
+    }
   }
 
-  async remove(files: string[]): Promise<void> {
-    if (this.halted) return
-    for (const f of files) await fsp.rm(f, { force: true })
+  /** Leftover marks handled (the entry was changed, renamed or found whole). */
+  async remove(paths: readonly string[]): Promise<void> {
+    if (this.halted || paths.length === 0) return
+    const gone = new Set(paths)
+    this.leftovers = this.leftovers.filter((p) => !gone.has(p))
+    await this.saveLeftovers()
   }
 
   halt(): void {
     this.halted = true
+    const log = this.log
+    // After the lines already asked for.
+    if (log) void this.inOrder(async () => (await log).close()).catch(() => undefined)
+  }
+
+  private logHandle(): Promise<FileHandle> {
+    return (this.log ??= fsp.open(this.logFile, 'a'))
+  }
+
+  private async append(line: string): Promise<void> {
+    if (this.halted) return
+    const bytes = Buffer.from(`${line}\n`)
+    this.logBytes += bytes.length
+    await this.inOrder(async () => void (await (await this.logHandle()).write(bytes)))
+  }
+
+  private inOrder(step: () => Promise<void>): Promise<void> {
+    const done = this.tail.then(step)
+    this.tail = done.catch(() => undefined)
+    return done
+  }
+
+  private async saveLeftovers(): Promise<void> {
+    const file = path.join(this.dir, LEFTOVERS_FILE)
+    if (this.leftovers.length === 0) await fsp.rm(file, { force: true })
+    else await fsp.writeFile(file, JSON.stringify(this.leftovers))
+  }
+}
+
+/** Paths opened and not closed in a run's log; a torn last line is skipped. */
+function replay(text: string): string[] {
+  const open = new Map<number, string>()
+  for (const line of text.split('\n')) {
+    let rec: unknown
+    try {
+      rec = JSON.parse(line)
+    } catch {
+      continue
+    }
+    if (!Array.isArray(rec) || typeof rec[1] !== 'number') continue
+    if (rec[0] === '+' && typeof rec[2] === 'string') open.set(rec[1], rec[2])
+    else if (rec[0] === '-') open.delete(rec[1])
+  }
+  return [...open.values()]
+}
+
+function parseLeftovers(text: string): string[] {
+  try {
+    const list: unknown = JSON.parse(text)
+    return Array.isArray(list) ? list.filter((p): p is string => typeof p === 'string') : []
+  } catch {
+    return []
   }
 }
