@@ -57,18 +57,19 @@ parentPort.on('message', (m) => {
       if (!slot) return
       const job = this.waiting.shift()!
       slot.job = job
+      // A job under way keeps the process alive until it is answered; an idle worker does not.
+      slot.worker.ref()
       slot.worker.postMessage({ id: job.id, req: job.req })
     }
   }
 
   private spawn(): Slot<Req, Res> {
     const worker = new Worker(this.source, { eval: true })
-    // An idle pool must not keep the process alive.
-    worker.unref()
     const slot: Slot<Req, Res> = { worker, job: null }
     worker.on('message', (m: { id: number; result?: Res; error?: string }) => {
       const job = slot.job
       slot.job = null
+      worker.unref()
       if (job?.id === m.id) {
         if (m.error === undefined) job.resolve(m.result as Res)
         else job.reject(new Error(m.error))
@@ -77,6 +78,9 @@ parentPort.on('message', (m) => {
     })
     worker.on('error', (e) => this.retire(slot, e))
     worker.on('exit', () => this.retire(slot, new Error('a worker thread exited')))
+    // An idle worker must not keep the process alive. After the listeners: adding a
+    // 'message' listener refs the worker again.
+    worker.unref()
     this.slots.push(slot)
     return slot
   }

@@ -67,6 +67,7 @@ export async function collectFiles(paths: readonly string[]): Promise<{ files: F
     if (!st.isDirectory()) throw new UsageError(`${p} is neither a file nor a folder`)
     const snap = await takeSnapshot(path.resolve(p), base)
     if (snap.kind !== 'content') continue
+    await snap.hashed
     for (const f of snap.files) {
       files.push({ name: single ? f.name : `${base}/${f.name}`, path: path.join(path.resolve(p), f.rel), size: f.size, md5: f.md5 })
     }

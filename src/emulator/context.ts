@@ -2,7 +2,7 @@
 import { createHmac } from 'node:crypto'
 import type { Clock } from './clock.js'
 import type { Faults } from './faults.js'
-import type { HashPool } from './hash-pool.js'
+import type { FileHashPool } from '../base/file-hash-pool.js'
 import type { MailLog } from './maillog.js'
 import type { Store, StoredTransfer } from './store.js'
 
@@ -20,7 +20,7 @@ export interface ServiceContext {
   secret: Buffer
   controls: boolean
   /** GetRangeHash's MD5s, on worker threads. */
-  hashes: HashPool
+  hashes: FileHashPool
   log: (line: string) => void
 }
 

@@ -12,7 +12,7 @@ import { Clock } from './clock.js'
 import type { ServiceContext } from './context.js'
 import { seedDemo } from './demo.js'
 import { Faults } from './faults.js'
-import { HashPool } from './hash-pool.js'
+import { FileHashPool } from '../base/file-hash-pool.js'
 import { fileServerHandler } from './fileserver.js'
 import { MailLog } from './maillog.js'
 import { SETTINGS } from './settings.js'
@@ -99,7 +99,9 @@ async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean)
     store, clock, faults: new Faults(), mail: new MailLog(),
     apiKey: options.apiKey ?? `local-${randomBytes(12).toString('hex')}`,
     apiOrigin: '', fileOrigin: '', secret: randomBytes(32), controls: options.controls ?? false,
-    log: options.log ?? (() => {}), hashes: new HashPool(),
+    log: options.log ?? (() => {}), // Started with the service, as a running service has them: a worker started by the
+    // first GetRangeHash added tens of milliseconds to that request alone.
+    hashes: new FileHashPool(SETTINGS.hashWorkers, SETTINGS.hashReadBytes).warm(),
   }
   const tls = { cert: cert.certPem, key: cert.keyPem, requestTimeout: 0 }
   const handleApi = apiHandler(ctx)

@@ -56,6 +56,10 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
 
   const o = host.d.options
   let j = e.journal
+  // A journaled send goes on only for the same content, MD5s included. (One journaled
+  // before its MD5s were known never matches: a new transfer is sent instead.)
+  if (j) await snap.hashed
+  if (stale()) return
   if (j && !(sameFiles(j.files, snap.files) && j.subject === info.subject && j.chunkSize === o.chunkSize &&
     j.recipients.join(',') === info.recipients.join(','))) {
     if (j.completed) {
@@ -118,6 +122,9 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
       })
     }), signal)
     if (stale()) return
+    // The MD5s the sent transfer is recorded with, of the bytes just uploaded (any change
+    // meanwhile made this send stale).
+    await snap.hashed
     await host.d.journal.save(rec)
     if (stale()) return
     e.note = 'completing'

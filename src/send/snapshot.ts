@@ -1,19 +1,23 @@
 // What an entry holds at the moment its send is fixed: every file that will be in the
-// transfer, with its size and MD5 read from the staged bytes.
+// transfer, with its size at once and its MD5 read from the staged bytes on worker
+// threads. The sizes are all that initialize and the upload need, so hashing a 1 GiB
+// file no longer holds up its send (it took ~1.5 s before the first byte went out);
+// the MD5s are needed to compare with a journaled send and to record the sent transfer.
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import PQueue from 'p-queue'
-import { md5OfFile } from '../api/md5.js'
+import { FileHashPool } from '../base/file-hash-pool.js'
 import type { JournalFile } from './journal.js'
 import { isTemporaryName } from './names.js'
 
-/** Files of a folder hashed at once when its content is fixed. */
-const SNAPSHOT_PARALLEL_FILES = 8
+/** Worker threads hashing staged files (made on first use; idle ones keep nothing alive). */
+const HASH_WORKERS = 2
+let hashers: FileHashPool | null = null
 
 export type Snapshot =
   | { kind: 'missing' }
   | { kind: 'symlink' }
-  | { kind: 'content'; files: JournalFile[] }
+  /** `files` have their md5 ('' until then) once `hashed` resolves; it rejects if a file cannot be read. */
+  | { kind: 'content'; files: JournalFile[]; hashed: Promise<void> }
 
 /**
  * Files of the entry at `realPath` named `entryName`. A folder entry lists its regular
@@ -29,10 +33,8 @@ export async function takeSnapshot(realPath: string, entryName: string, signal?:
     throw err
   }
   if (st.isSymbolicLink()) return { kind: 'symlink' }
-  if (st.isFile()) {
-    return { kind: 'content', files: [{ name: entryName, rel: '', size: st.size, md5: await md5OfFile(realPath, { signal }) }] }
-  }
-  if (!st.isDirectory()) return { kind: 'content', files: [] }
+  if (st.isFile()) return hashing([{ rel: '', full: realPath, size: st.size }], entryName)
+  if (!st.isDirectory()) return hashing([], entryName)
   const found: Array<{ rel: string; full: string; size: number }> = []
   const walk = async (dir: string, rel: string): Promise<void> => {
     const items = await fsp.readdir(dir, { withFileTypes: true })
@@ -46,11 +48,21 @@ export async function takeSnapshot(realPath: string, entryName: string, signal?:
     }
   }
   await walk(realPath, '')
-  // Several files hashed at once: a folder of many small files is bound by each file's
-  // open and read, not by MD5.
-  const queue = new PQueue({ concurrency: SNAPSHOT_PARALLEL_FILES })
-  const md5s = await Promise.all(found.map((f) => queue.add(() => md5OfFile(f.full, { signal }))))
-  return { kind: 'content', files: found.map((f, i) => ({ name: f.rel, rel: f.rel, size: f.size, md5: md5s[i]! })) }
+  signal?.throwIfAborted()
+  return hashing(found, entryName)
+}
+
+/** The snapshot of `found` (an entry that is a file has rel ''), its MD5s on the way. */
+function hashing(found: ReadonlyArray<{ rel: string; full: string; size: number }>, entryName: string): Snapshot {
+  const files: JournalFile[] = found.map((f) => ({ name: f.rel || entryName, rel: f.rel, size: f.size, md5: '' }))
+  hashers ??= new FileHashPool(HASH_WORKERS)
+  const pool = hashers
+  const hashed = Promise.all(found.map(async (f, i) => {
+    files[i]!.md5 = await pool.md5(f.full)
+  })).then(() => undefined)
+  // Whoever needs the MD5s awaits this and sees the failure; a send given up before that never does.
+  hashed.catch(() => undefined)
+  return { kind: 'content', files, hashed }
 }
 
 export function sameFiles(a: readonly JournalFile[], b: readonly JournalFile[]): boolean {

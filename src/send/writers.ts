@@ -10,9 +10,16 @@
 // `cp -r` of many small files waited for. At start the logs of earlier runs are replayed,
 // and the marks still open in them are kept in one file of leftovers until handled.
 import { randomBytes } from 'node:crypto'
-import { promises as fsp } from 'node:fs'
-import type { FileHandle } from 'node:fs/promises'
+import { close, ftruncate, open, promises as fsp, write } from 'node:fs'
 import path from 'node:path'
+import { promisify } from 'node:util'
+
+// A plain descriptor, not a FileHandle: a run that ends without closing it (a crash, or
+// a test standing in for one) leaves it to the process's end, without a warning.
+const openFd = promisify(open)
+const writeFd = promisify(write)
+const truncateFd = promisify(ftruncate)
+const closeFd = promisify(close)
 
 const LOG_SUFFIX = '.log'
 const LEFTOVERS_FILE = 'leftovers.json'
@@ -21,7 +28,7 @@ const COMPACT_BYTES = 256 * 1024
 
 export class WriterMarks {
   private readonly logFile: string
-  private log: Promise<FileHandle> | null = null
+  private log: Promise<number> | null = null
   /** Log writes one after the other, so an emptying never overtakes a line asked before it. */
   private tail: Promise<void> = Promise.resolve()
   private logBytes = 0
@@ -68,7 +75,7 @@ export class WriterMarks {
     await this.append(JSON.stringify(['-', fh]))
     if (this.open.size === 0 && this.logBytes > COMPACT_BYTES && !this.halted) {
       this.logBytes = 0
-      await this.inOrder(async () => (await this.logHandle()).truncate(0))
+      await this.inOrder(async () => truncateFd(await this.logFd(), 0))
     }
   }
 
@@ -84,18 +91,18 @@ export class WriterMarks {
     this.halted = true
     const log = this.log
     // After the lines already asked for.
-    if (log) void this.inOrder(async () => (await log).close()).catch(() => undefined)
+    if (log) void this.inOrder(async () => closeFd(await log)).catch(() => undefined)
   }
 
-  private logHandle(): Promise<FileHandle> {
-    return (this.log ??= fsp.open(this.logFile, 'a'))
+  private logFd(): Promise<number> {
+    return (this.log ??= openFd(this.logFile, 'a'))
   }
 
   private async append(line: string): Promise<void> {
     if (this.halted) return
     const bytes = Buffer.from(`${line}\n`)
     this.logBytes += bytes.length
-    await this.inOrder(async () => void (await (await this.logHandle()).write(bytes)))
+    await this.inOrder(async () => void (await writeFd(await this.logFd(), bytes)))
   }
 
   private inOrder(step: () => Promise<void>): Promise<void> {

@@ -1,0 +1,58 @@
+// The MD5 of a file, or of a range of it, worked out on worker threads that read the file
+// themselves: MD5 is synchronous and runs at well under a core's memory bandwidth, so a
+// file hashed on an event loop stalls everything that loop serves for as long as it
+// takes (the local service's GetRangeHash, the outbox hashing what it is about to send).
+// The calling thread only waits for the 32 hex digits.
+import { WorkerPool } from './worker-pool.js'
+
+/** `length` null: to the end of the file. */
+type HashJob = { path: string; position: number; length: number | null }
+
+const handler = (readBytes: number) => `
+const { createHash } = require('node:crypto')
+const fs = require('node:fs')
+const buffer = Buffer.allocUnsafe(${readBytes})
+function handle({ path, position, length }) {
+  const fd = fs.openSync(path, 'r')
+  try {
+    const hash = createHash('md5')
+    for (let at = position, left = length === null ? Infinity : length; left > 0;) {
+      const n = fs.readSync(fd, buffer, 0, Math.min(left, buffer.length), at)
+      if (n <= 0) {
+        if (length === null) break
+        throw new Error('the file ended at ' + at)
+      }
+      hash.update(buffer.subarray(0, n))
+      at += n
+      left -= n
+    }
+    return hash.digest('hex')
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+`
+
+export class FileHashPool {
+  private readonly pool: WorkerPool<HashJob, string>
+
+  /** Up to `size` workers, each reading `readBytes` at a time. */
+  constructor(size: number, readBytes = 1024 * 1024) {
+    this.pool = new WorkerPool(handler(readBytes), size)
+  }
+
+  /** Starts the workers now: one started by the first job adds tens of milliseconds to it. */
+  warm(): this {
+    this.pool.warm()
+    return this
+  }
+
+  /** The lowercase hex MD5 of `length` bytes of the file at `path` from `position` (null: to its end). */
+  md5(path: string, position = 0, length: number | null = null): Promise<string> {
+    return this.pool.run({ path, position, length })
+  }
+
+  close(): Promise<void> {
+    return this.pool.close()
+  }
+}
