@@ -1,7 +1,8 @@
 // One send of a settled entry, step by step, each step journaled before the next
-// depends on it: fix the content (sizes and MD5s), initialize, upload the chunks not
-// yet confirmed, Complete. A journaled transfer is resumed only while the content is
-// the same; otherwise it is dropped (never completed) and a new one initialized.
+// depends on it: fix the content (its files and sizes; their MD5s are worked out
+// meanwhile), initialize, upload the chunks not yet confirmed, Complete. A journaled
+// transfer is resumed only while the content is the same; otherwise it is dropped
+// (never completed) and a new one initialized.
 import path from 'node:path'
 import PQueue from 'p-queue'
 import { allOrFirstFailure } from '../api/all-or-first-failure.js'
