@@ -105,31 +105,36 @@ export class DownloadApi {
    * stream in and are hashed as they arrive, and the parts are handed on as they came (no
    * copy into one buffer). A mismatch fetches both the bytes and the hash again: either
    * side may be the damaged one. Without `hashed` (the ZIP has no hash) only the length is checked.
+   *
+   * `digest`, when given, works out the MD5 of the parts once they are all in, instead of
+   * hashing them here as they arrive: a caller that writes them anyway can hash what it
+   * wrote on a worker thread and keep this event loop for the sockets.
    */
   fetchVerifiedRange(
     downloadUrl: string, start: number, end: number,
-    hashed: { transferId: string; fileName: string } | null, options: SignalOption = {},
+    hashed: { transferId: string; fileName: string } | null,
+    options: SignalOption & { digest?: (parts: Buffer[]) => Promise<string> } = {},
   ): Promise<Buffer[]> {
     checkRange(start, end)
-    const { signal } = options
+    const { signal, digest } = options
     let expected: Promise<string> | null = null
     return withRetry(async () => {
       if (hashed) {
         expected ??= this.rangeHash({ downloadUrl, ...hashed, position: start, length: end - start, signal })
         expected.catch(() => {})
       }
-      const hash = createHash('md5')
+      const hash = expected && !digest ? createHash('md5') : null
       const parts: Buffer[] = []
       for await (const part of this.streamRangeOnce(downloadUrl, start, end, signal)) {
-        hash.update(part)
+        hash?.update(part)
         parts.push(part)
       }
       if (expected) {
+        const actual = hash ? hash.digest('hex') : await digest!(parts)
         const wanted = await expected.catch((err: unknown) => {
           expected = null
           throw err
         })
-        const actual = hash.digest('hex')
         if (actual !== wanted) {
           expected = null
           throw new IntegrityError(`bytes ${start}-${end - 1} of ${hashed!.fileName} do not match their hash`, wanted, actual)
