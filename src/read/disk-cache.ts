@@ -1,39 +1,33 @@
-// Verified blocks on disk, in the user cache folder, least recently used out first,
-// bounded in bytes, surviving a remount. Layout: <dir>/blocks-v2/<file>/<block>.blk
-// where <file> is a hash of RemoteFile.cacheKey (so a replaced file, having a new key,
-// can never find the old bytes). Blocks were verified before they got here. A block is
-// written to a temp file and renamed into place, followed by a CRC-32 of its bytes: a
-// block a crash tore or a disk damaged fails its CRC on load and is dropped, so no fsync
-// is needed (one per block cost more CPU than the rest of a cold read together). An MD5
-// per block would cost a second hash of every byte received, since the service hashes
-// pieces, not blocks; CRC-32 runs at memory speed. The index lives in memory and is
-// rebuilt from the folder at start, recency from mtime. Disk I/O is all async.
-import { createHash, randomBytes } from 'node:crypto'
+// Verified blocks on disk, in the user cache folder, bounded in bytes, surviving a
+// remount. Layout: <dir>/blocks-v3/<file>/<segment>.seg, where <file> is a hash of
+// RemoteFile.cacheKey (so a replaced file, having a new key, can never find the old
+// bytes) and a segment holds up to BLOCKS_PER_SEGMENT neighbouring blocks, each appended
+// as a record: block index, length and CRC-32, then the bytes. A file per block cost this
+// machine's ext4 several seconds of system time per GiB cached (creating a file is the
+// expensive part), about a third of a cold read's CPU; a segment is created once per 16.
+//
+// Blocks were verified before they got here. A record a crash tore or a disk damaged
+// fails its CRC on load and is dropped, so no fsync is needed (one per block cost more
+// CPU than the rest of a cold read together). An MD5 per block would cost a second hash
+// of every byte received, since the service hashes pieces, not blocks; CRC-32 runs at
+// memory speed. The index lives in memory and is rebuilt from the segments' record
+// headers at start. Eviction goes by whole segments, least recently used first, recency
+// carried across mounts by the segments' mtimes. Disk I/O is all async.
+import { createHash } from 'node:crypto'
+import { constants as FS } from 'node:fs'
+import { mkdir, open, readdir, rm, stat, unlink, utimes, type FileHandle } from 'node:fs/promises'
+import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
-import { mkdir, open, readdir, rename, rm, stat, unlink, utimes } from 'node:fs/promises'
+import PQueue from 'p-queue'
 import { writeParts } from '../api/file-io.js'
 import { bytesLength } from './bytes.js'
 import type { Block } from './memory-cache.js'
-import { join } from 'node:path'
-import PQueue from 'p-queue'
 
-interface Entry {
-  path: string
-  size: number
-  /** Loads in progress: eviction leaves the entry alone. */
-  pins: number
-  /** ms since the epoch: the file's mtime as last set, which carries recency across mounts. */
-  touched: number
-}
-
-/**
- * A loaded block's mtime is brought forward only when older than this: recency across
- * mounts needs no finer grain, and a utimes per load was one more trip into libuv's
- * thread pool for every MiB re-read.
- */
-const TOUCH_GRAIN_MS = 10 * 60 * 1000
-
-const NAME = /^(\d+)\.blk$/
+/** Neighbouring blocks kept in one segment file. */
+const BLOCKS_PER_SEGMENT = 16
+/** Bytes of a record's header: block index, length, CRC-32 of the bytes (u32 each, big-endian). */
+export const RECORD_HEADER_BYTES = 12
+const SEGMENT_NAME = /^(\d+)\.seg$/
 /**
  * Bytes of blocks waiting to be written at most; past that a block is not cached (the cache
  * is best effort). Blocks evicted from memory before they are written live on here, so
@@ -41,20 +35,52 @@ const NAME = /^(\d+)\.blk$/
  */
 export const MAX_WRITE_BACKLOG = 32 * 1024 * 1024
 /**
- * Block writes under way at once. Each is four calls into libuv's thread pool (open, write,
- * close, rename); with two at a time a busy main thread left them so far behind a cold
+ * Block writes under way at once: each is three calls into libuv's thread pool (open,
+ * write, close); with two at a time a busy main thread left them so far behind a cold
  * read that a fifth of a 1 GiB file never reached the cache.
  */
 const WRITES_AT_ONCE = 8
+/**
+ * A loaded segment's mtime is brought forward only when older than this: recency across
+ * mounts needs no finer grain, and a utimes per load was one more trip into libuv's
+ * thread pool for every MiB re-read.
+ */
+const TOUCH_GRAIN_MS = 10 * 60 * 1000
+
+interface Segment {
+  path: string
+  /** Bytes of the file, records being written included (offsets are handed out here). */
+  size: number
+  /** Loads and writes in progress: eviction leaves the segment alone. */
+  pins: number
+  /** Index keys of the blocks it holds. */
+  blocks: Set<string>
+  /** ms since the epoch: the file's mtime as last set. */
+  touched: number
+  /** Resolves once the file exists, empty, for a segment new in this run. */
+  ready: Promise<void>
+  /** A write failed: what the file holds is no longer known, so it goes once unpinned. */
+  broken: boolean
+}
+
+interface Record {
+  segment: Segment
+  /** Where the block's bytes start in the segment (after its record header). */
+  offset: number
+  length: number
+  crc: number
+}
 
 export class DiskBlockCache {
+  private readonly records = new Map<string, Record>()
   /** Map order is recency: first = least recently used. */
-  private readonly index = new Map<string, Entry>()
+  private readonly segments = new Map<string, Segment>()
   private readonly fileIds = new Map<string, string>()
   private readonly writes = new PQueue({ concurrency: WRITES_AT_ONCE })
   private indexedBytes = 0
-  private reservedBytes = 0
   private backlogBytes = 0
+  /** Blocks being written: a second put of one of them (delivered again) is not appended twice. */
+  private readonly writing = new Set<string>()
   /** File folders known to exist (made once, not at every write). */
   private readonly folders = new Set<string>()
   /** Unlinks under way: their bytes left the budget but may still be on disk. */
@@ -67,46 +93,48 @@ export class DiskBlockCache {
 
   /** Opens the cache in `dir`, rebuilding the index from what is there. */
   static async open(dir: string, maxBytes: number): Promise<DiskBlockCache> {
-    const cache = new DiskBlockCache(join(dir, 'blocks-v2'), maxBytes)
-    // Blocks of the earlier layout (no CRC) are never read again.
-    await rm(join(dir, 'blocks-v1'), { recursive: true, force: true })
+    const cache = new DiskBlockCache(join(dir, 'blocks-v3'), maxBytes)
+    // Blocks of earlier layouts (a file per block) are never read again.
+    await Promise.all(['blocks-v1', 'blocks-v2'].map((old) => rm(join(dir, old), { recursive: true, force: true })))
     await cache.rebuild()
     return cache
   }
 
-  private get tmpDir(): string {
-    return join(this.root, 'tmp')
-  }
-
   private async rebuild(): Promise<void> {
-    await rm(this.tmpDir, { recursive: true, force: true })
-    await mkdir(this.tmpDir, { recursive: true })
-    const found: { key: string; entry: Entry; mtime: number }[] = []
+    await mkdir(this.root, { recursive: true })
+    const found: Array<{ key: string; segment: Segment }> = []
     for (const fileId of await readdir(this.root)) {
-      if (fileId === 'tmp') continue
       const folder = join(this.root, fileId)
       let names: string[]
       try {
         names = await readdir(folder)
       } catch {
+        await rm(folder, { force: true })
         continue
       }
-      await Promise.all(
-        names.map(async (name) => {
-          const path = join(folder, name)
-          const m = NAME.exec(name)
-          if (!m) return void (await rm(path, { force: true, recursive: true }))
-          const st = await stat(path).catch(() => null)
-          if (!st?.isFile()) return
-          const entry: Entry = { path, size: st.size, pins: 0, touched: st.mtimeMs }
-          found.push({ key: `${fileId}/${m[1]}`, entry, mtime: st.mtimeMs })
-        }),
-      )
+      await Promise.all(names.map(async (name) => {
+        const path = join(folder, name)
+        const m = SEGMENT_NAME.exec(name)
+        if (!m) return void (await rm(path, { force: true, recursive: true }))
+        const st = await stat(path).catch(() => null)
+        if (!st?.isFile()) return
+        const segment: Segment = { path, size: st.size, pins: 0, blocks: new Set(), touched: st.mtimeMs, ready: Promise.resolve(), broken: false }
+        const records = await readRecords(path, st.size).catch(() => [])
+        for (const r of records) {
+          const key = `${fileId}/${r.block}`
+          const old = this.records.get(key)
+          if (old) old.segment.blocks.delete(key)
+          // A block written again (after its CRC failed) is the later record.
+          this.records.set(key, { segment, offset: r.offset, length: r.length, crc: r.crc })
+          segment.blocks.add(key)
+        }
+        found.push({ key: `${fileId}/${m[1]}`, segment })
+      }))
     }
-    found.sort((a, b) => a.mtime - b.mtime)
+    found.sort((a, b) => a.segment.touched - b.segment.touched)
     for (const f of found) {
-      this.index.set(f.key, f.entry)
-      this.indexedBytes += f.entry.size
+      this.segments.set(f.key, f.segment)
+      this.indexedBytes += f.segment.size
     }
     // The budget may have shrunk since the last mount.
     await Promise.all(this.evict(0))
@@ -123,37 +151,43 @@ export class DiskBlockCache {
   }
 
   has(cacheKey: string, block: number): boolean {
-    return this.index.has(`${this.fileId(cacheKey)}/${block}`)
+    return this.records.has(`${this.fileId(cacheKey)}/${block}`)
   }
 
   /** The block's bytes, or undefined when absent, unreadable or not what was stored. */
   async get(cacheKey: string, block: number, expectedLength: number): Promise<Buffer | undefined> {
     const key = `${this.fileId(cacheKey)}/${block}`
-    const entry = this.index.get(key)
-    if (!entry) return undefined
-    entry.pins++
+    const record = this.records.get(key)
+    if (!record) return undefined
+    const { segment } = record
+    segment.pins++
     let data: Buffer | undefined
     try {
-      data = await readExactly(entry.path, expectedLength + CRC_BYTES)
+      data = record.length === expectedLength ? await readAt(segment.path, record.offset, record.length) : undefined
     } catch {
       data = undefined
     } finally {
-      entry.pins--
+      segment.pins--
     }
-    const bytes = data && intact(data, expectedLength)
-    if (this.index.get(key) !== entry) return bytes
-    if (bytes === undefined) {
-      void this.drop(key, entry)
+    const intact = data !== undefined && (crc32(data) >>> 0) === record.crc
+    if (this.records.get(key) !== record) return intact ? data : undefined
+    if (!intact) {
+      // Its bytes stay in the segment until the segment goes; the block is fetched again.
+      this.records.delete(key)
+      segment.blocks.delete(key)
       return undefined
     }
-    this.index.delete(key)
-    this.index.set(key, entry)
-    const now = Date.now()
-    if (now - entry.touched > TOUCH_GRAIN_MS) {
-      entry.touched = now
-      utimes(entry.path, now / 1000, now / 1000).catch(() => {})
+    const segKey = segmentKeyOf(key)
+    if (this.segments.get(segKey) === segment) {
+      this.segments.delete(segKey)
+      this.segments.set(segKey, segment)
     }
-    return bytes
+    const now = Date.now()
+    if (now - segment.touched > TOUCH_GRAIN_MS) {
+      segment.touched = now
+      utimes(segment.path, now / 1000, now / 1000).catch(() => {})
+    }
+    return data
   }
 
   /**
@@ -163,64 +197,93 @@ export class DiskBlockCache {
   put(cacheKey: string, block: number, parts: Block): Promise<void> {
     const fileId = this.fileId(cacheKey)
     const key = `${fileId}/${block}`
-    const length = bytesLength(parts) + CRC_BYTES
-    if (this.index.has(key) || length > this.maxBytes) return Promise.resolve()
-    if (this.backlogBytes + length > MAX_WRITE_BACKLOG) return Promise.resolve()
-    this.backlogBytes += length
+    const length = bytesLength(parts)
+    const recordBytes = RECORD_HEADER_BYTES + length
+    if (this.records.has(key) || this.writing.has(key) || recordBytes > this.maxBytes) return Promise.resolve()
+    if (this.backlogBytes + recordBytes > MAX_WRITE_BACKLOG) return Promise.resolve()
+    this.backlogBytes += recordBytes
     return this.writes
       .add(async () => {
-        if (this.index.has(key)) return
-        const unlinks = this.evict(length)
-        if (this.indexedBytes + this.reservedBytes + length > this.maxBytes) return
-        this.reservedBytes += length
-        const tmp = join(this.tmpDir, `${randomBytes(8).toString('hex')}.tmp`)
-        const path = join(this.root, fileId, `${block}.blk`)
+        if (this.records.has(key) || this.writing.has(key)) return
+        const segKey = `${fileId}/${Math.floor(block / BLOCKS_PER_SEGMENT)}`
+        const unlinks = this.evict(recordBytes)
+        if (this.indexedBytes + recordBytes > this.maxBytes) return
+        let segment = this.segments.get(segKey)
+        if (segment?.broken) return
+        if (!segment) {
+          const path = join(this.root, fileId, `${segKey.slice(fileId.length + 1)}.seg`)
+          // Made (empty) once, after any unlink of an earlier file of that name, before any
+          // record is written: the writes of one segment run at once, each at its own offset.
+          const ready = Promise.all([...unlinks, ...this.unlinking]).then(async () => {
+            if (!this.folders.has(fileId)) {
+              await mkdir(join(this.root, fileId), { recursive: true })
+              this.folders.add(fileId)
+            }
+            await (await open(path, 'w', 0o600)).close()
+          })
+          ready.catch(() => {})
+          segment = { path, size: 0, pins: 0, blocks: new Set(), touched: Date.now(), ready, broken: false }
+          this.segments.set(segKey, segment)
+        }
+        // The record's place is taken now, so writes of one segment never overlap.
+        const offset = segment.size
+        segment.size += recordBytes
+        this.indexedBytes += recordBytes
+        segment.pins++
+        this.writing.add(key)
+        let fh: FileHandle | null = null
         try {
-          await Promise.all([...unlinks, ...this.unlinking])
-          if (!this.folders.has(fileId)) {
-            await mkdir(join(this.root, fileId), { recursive: true })
-            this.folders.add(fileId)
+          // The bytes evicted for this record leave the disk before it lands.
+          await Promise.all([segment.ready, ...unlinks, ...this.unlinking])
+          let crc = 0
+          for (const p of parts) crc = crc32(p, crc)
+          const header = Buffer.allocUnsafe(RECORD_HEADER_BYTES)
+          header.writeUInt32BE(block >>> 0, 0)
+          header.writeUInt32BE(length, 4)
+          header.writeUInt32BE(crc >>> 0, 8)
+          fh = await open(segment.path, FS.O_RDWR)
+          await writeParts(fh, [header, ...parts], offset)
+          if (this.segments.get(segKey) === segment) {
+            this.records.set(key, { segment, offset: offset + RECORD_HEADER_BYTES, length, crc: crc >>> 0 })
+            segment.blocks.add(key)
           }
-          const fh = await open(tmp, 'w')
-          try {
-            await writeParts(fh, [...parts, crcOf(parts)], 0)
-          } finally {
-            await fh.close()
-          }
-          await rename(tmp, path)
-          this.index.set(key, { path, size: length, pins: 0, touched: Date.now() })
-          this.indexedBytes += length
         } catch {
-          // Perhaps the folder went (someone emptied the cache): make it again next time.
+          // Perhaps the folder went (someone emptied the cache): the segment cannot be
+          // trusted to hold what its size says, so it goes; the folder is made again.
           this.folders.delete(fileId)
-          await unlink(tmp).catch(() => {})
+          segment.broken = true
         } finally {
-          this.reservedBytes -= length
+          await fh?.close().catch(() => {})
+          this.writing.delete(key)
+          segment.pins--
+          if (segment.broken && segment.pins === 0 && this.segments.get(segKey) === segment) void this.drop(segKey, segment)
         }
       })
       .catch(() => {})
       .finally(() => {
-        this.backlogBytes -= length
+        this.backlogBytes -= recordBytes
       })
   }
 
-  /** Removes least recently used, unpinned entries until `incoming` more bytes fit; the unlinks to await. */
+  /** Removes least recently used, unpinned segments until `incoming` more bytes fit; the unlinks to await. */
   private evict(incoming: number): Promise<void>[] {
     const unlinks: Promise<void>[] = []
-    for (const [key, entry] of this.index) {
-      if (this.indexedBytes + this.reservedBytes + incoming <= this.maxBytes) break
-      if (entry.pins > 0) continue
-      unlinks.push(this.drop(key, entry))
+    for (const [segKey, segment] of this.segments) {
+      if (this.indexedBytes + incoming <= this.maxBytes) break
+      if (segment.pins > 0) continue
+      unlinks.push(this.drop(segKey, segment))
     }
     return unlinks
   }
 
-  private drop(key: string, entry: Entry): Promise<void> {
-    if (this.index.get(key) === entry) {
-      this.index.delete(key)
-      this.indexedBytes -= entry.size
+  private drop(segKey: string, segment: Segment): Promise<void> {
+    if (this.segments.get(segKey) === segment) {
+      this.segments.delete(segKey)
+      this.indexedBytes -= segment.size
+      for (const key of segment.blocks) if (this.records.get(key)?.segment === segment) this.records.delete(key)
+      segment.blocks.clear()
     }
-    const done: Promise<void> = unlink(entry.path)
+    const done: Promise<void> = unlink(segment.path)
       .catch(() => {})
       .finally(() => this.unlinking.delete(done))
     this.unlinking.add(done)
@@ -233,45 +296,48 @@ export class DiskBlockCache {
   }
 
   get bytes(): number {
-    return this.indexedBytes + this.reservedBytes
+    return this.indexedBytes
   }
 
   get count(): number {
-    return this.index.size
+    return this.records.size
   }
 }
 
-/** Bytes of the CRC-32 that follows a block's bytes in its file. */
-const CRC_BYTES = 4
-
-function crcOf(parts: Block): Buffer {
-  let crc = 0
-  for (const p of parts) crc = crc32(p, crc)
-  const out = Buffer.allocUnsafe(CRC_BYTES)
-  out.writeUInt32BE(crc >>> 0)
-  return out
+function segmentKeyOf(blockKey: string): string {
+  const slash = blockKey.lastIndexOf('/')
+  return `${blockKey.slice(0, slash)}/${Math.floor(Number(blockKey.slice(slash + 1)) / BLOCKS_PER_SEGMENT)}`
 }
 
-/**
- * The file's bytes, up to one more than `length`: one open, one read, one close (readFile
- * also asks the size and reads in 512 KiB steps). A file of any other length comes back
- * at its own length (or length + 1), which intact() refuses.
- */
-async function readExactly(path: string, length: number): Promise<Buffer> {
+/** `length` bytes at `offset` of the file (fewer if it ends first): one open, one read, one close. */
+async function readAt(path: string, offset: number, length: number): Promise<Buffer> {
   const fh = await open(path, 'r')
   try {
-    const buffer = Buffer.allocUnsafe(length + 1)
-    // A short read of a regular file is its end: a file of the right length takes one read.
-    const { bytesRead } = await fh.read(buffer, 0, buffer.length, 0)
+    const buffer = Buffer.allocUnsafe(length)
+    const { bytesRead } = await fh.read(buffer, 0, length, offset)
     return buffer.subarray(0, bytesRead)
   } finally {
     await fh.close()
   }
 }
 
-/** The block's bytes when the file holds exactly them and their CRC. */
-function intact(file: Buffer, expectedLength: number): Buffer | undefined {
-  if (file.length !== expectedLength + CRC_BYTES) return undefined
-  const data = file.subarray(0, expectedLength)
-  return crc32(data) >>> 0 === file.readUInt32BE(expectedLength) ? data : undefined
+/** The records of a segment, in file order, up to the first that is cut short. */
+async function readRecords(path: string, size: number): Promise<Array<{ block: number; offset: number; length: number; crc: number }>> {
+  const out: Array<{ block: number; offset: number; length: number; crc: number }> = []
+  const fh = await open(path, 'r')
+  try {
+    const header = Buffer.allocUnsafe(RECORD_HEADER_BYTES)
+    for (let at = 0; at + RECORD_HEADER_BYTES <= size;) {
+      const { bytesRead } = await fh.read(header, 0, RECORD_HEADER_BYTES, at)
+      if (bytesRead < RECORD_HEADER_BYTES) break
+      const length = header.readUInt32BE(4)
+      const next = at + RECORD_HEADER_BYTES + length
+      if (next > size) break
+      out.push({ block: header.readUInt32BE(0), offset: at + RECORD_HEADER_BYTES, length, crc: header.readUInt32BE(8) })
+      at = next
+    }
+  } finally {
+    await fh.close()
+  }
+  return out
 }

@@ -18,9 +18,9 @@ export interface ReadOptions {
    */
   pieceSize: number
   /**
-   * Bytes: the unit cached in memory and on disk (a file per block on disk). Divides
-   * pieceSize. 1 MiB like mountpoint-s3's disk cache blocks: small enough that a head
-   * read costs one block, large enough that 10 GiB is ~10k files.
+   * Bytes: the unit cached in memory and on disk (a record in a segment file of 16
+   * neighbouring blocks on disk). Divides pieceSize. 1 MiB like mountpoint-s3's disk
+   * cache blocks: small enough that a head read costs one block.
    */
   blockSize: number
   /**

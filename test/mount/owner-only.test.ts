@@ -108,7 +108,7 @@ describe('owner-only files and no secrets, with umask 022', () => {
     }
     expect(open).toEqual([])
     // The disk cache really holds blocks, and the session was renewed (a new token was written).
-    expect((await entriesBelow(path.join(account.home, 'cache'))).filter((e) => e.path.endsWith('.blk')).length).toBeGreaterThan(0)
+    expect((await entriesBelow(path.join(account.home, 'cache'))).filter((e) => e.path.endsWith('.seg')).length).toBeGreaterThan(0)
 
     // No secret in the mount's log (debug level) or in what the commands printed.
     const tokens = JSON.parse(await readFile(path.join(account.home, 'config', 'tokens.json'), 'utf8')) as { logintoken: string; refreshtoken: string }

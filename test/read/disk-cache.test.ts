@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ReadPath } from '../../src/read/content.js'
-import { DiskBlockCache } from '../../src/read/disk-cache.js'
+import { DiskBlockCache, RECORD_HEADER_BYTES } from '../../src/read/disk-cache.js'
 import type { ReadOptions } from '../../src/read/options.js'
 import { MemorySource, SMALL_GRID } from './memory-source.js'
 import { toBuffer } from '../../src/read/bytes.js'
@@ -104,35 +104,44 @@ describe('disk cache', () => {
     expect(trimmed.disk!.bytes).toBeLessThanOrEqual(20 * KiB)
   })
 
-  it('leftovers of a crash (temp files, stray names, a short block, a torn block) are never served', async () => {
+  it('leftovers of a crash (stray names, a segment cut short, a torn record) are never served', async () => {
     const source = new MemorySource()
     const data = randomBytes(64 * KiB)
     const file = source.add('f', data)
     const rp = await create(source, small())
     await readAll(rp, file)
     await rp.flush()
-    const root = join(dir, 'blocks-v2')
-    const folder = (await readdir(root)).find((n) => n !== 'tmp')!
-    await writeFile(join(root, 'tmp', 'half.tmp'), 'x')
-    await writeFile(join(root, folder, '3.blk.tmp'), 'x')
-    await writeFile(join(root, folder, '2.blk'), data.subarray(2 * 4 * KiB, 2 * 4 * KiB + 100)) // cut short
-    // A block whose length is right but whose bytes are not (a crash before the data reached the disk).
-    const torn = await readFile(join(root, folder, '5.blk'))
-    torn[100] = torn[100]! ^ 0xff
-    await writeFile(join(root, folder, '5.blk'), torn)
+    const root = join(dir, 'blocks-v3')
+    const folder = join(root, (await readdir(root))[0]!)
+    const segment = join(folder, '0.seg')
+    // Its records in file order: block index, length, CRC, then the bytes.
+    const bytes = await readFile(segment)
+    const records: Array<{ block: number; at: number; length: number }> = []
+    for (let at = 0; at < bytes.length; at += RECORD_HEADER_BYTES + bytes.readUInt32BE(at + 4)) {
+      records.push({ block: bytes.readUInt32BE(at), at, length: bytes.readUInt32BE(at + 4) })
+    }
+    expect(records.map((r) => r.block).sort((a, b) => a - b)).toEqual([...Array(16).keys()])
+    await writeFile(join(folder, '3.seg.tmp'), 'x')
+    await writeFile(join(root, 'stray'), 'x')
+    // A record whose length is right but whose bytes are not (a crash before they reached the disk).
+    const torn = records[2]!
+    bytes[torn.at + RECORD_HEADER_BYTES + 100] = bytes[torn.at + RECORD_HEADER_BYTES + 100]! ^ 0xff
+    // The last record cut short.
+    const last = records[records.length - 1]!
+    await writeFile(segment, bytes.subarray(0, last.at + RECORD_HEADER_BYTES + 100))
     const again = await create(source, small())
-    expect(await readdir(join(root, 'tmp'))).toEqual([])
-    expect((await readdir(join(root, folder))).includes('3.blk.tmp')).toBe(false)
+    expect(await readdir(root)).not.toContain('stray')
+    expect(await readdir(folder)).toEqual(['0.seg'])
     const before = source.bytesSent
     expect((await readAll(again, file)).equals(data)).toBe(true)
-    // only the short and the torn block came from the service again
+    // only the torn and the cut block came from the service again
     expect(source.bytesSent - before).toBe(2 * 4 * KiB)
   })
 
   it('eviction never removes a block being read', async () => {
     await mkdir(dir, { recursive: true })
-    // Room for one 4 KiB block and its CRC.
-    const budget = 4 * KiB + 4
+    // Room for one 4 KiB block and its record header.
+    const budget = 4 * KiB + RECORD_HEADER_BYTES
     const cache = await DiskBlockCache.open(dir, budget)
     const a = randomBytes(4 * KiB)
     await cache.put('k', 0, [a])
