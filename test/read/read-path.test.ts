@@ -224,6 +224,29 @@ describe('read path', () => {
     expect(source.bytesSent).toBe(data.length)
   })
 
+  it('sequential readers share the read-ahead: four of them keep about one window fetched ahead, not four', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(8 * MiB)
+    const file = source.add('f', data)
+    const readAhead = 512 * KiB
+    const rp = await ReadPath.create(source, { ...small, readAhead, memoryCacheSize: 64 * MiB })
+    const starts = [0, 2, 4, 6].map((m) => m * MiB)
+    const handles = starts.map(() => rp.open(file))
+    const read = 1 * MiB
+    const step = 16 * KiB
+    for (let at = 0; at < read; at += step) {
+      const got = await Promise.all(handles.map((h, i) => h.read(starts[i]! + at, step)))
+      got.forEach((g, i) => expect(toBuffer(g).equals(data.subarray(starts[i]! + at, starts[i]! + at + step))).toBe(true))
+    }
+    // Let every prefetch under way finish, then count what was fetched past the readers.
+    await new Promise((r) => setTimeout(r, 100))
+    const ahead = source.bytesSent - handles.length * read
+    for (const h of handles) h.close()
+    // Each prefetching the whole window would be ~4 x 512 KiB ahead.
+    expect(ahead).toBeLessThanOrEqual(readAhead + handles.length * (small.chunkSize ?? 0))
+    expect(ahead).toBeGreaterThan(0)
+  })
+
   it('closing a handle cancels its prefetch', async () => {
     const source = new MemorySource()
     const file = source.addRandom('f', 2 * MiB)
