@@ -94,8 +94,10 @@ export class DiskBlockCache {
   /** Opens the cache in `dir`, rebuilding the index from what is there. */
   static async open(dir: string, maxBytes: number): Promise<DiskBlockCache> {
     const cache = new DiskBlockCache(join(dir, 'blocks-v3'), maxBytes)
-    // Blocks of earlier layouts (a file per block) are never read again.
-    await Promise.all(['blocks-v1', 'blocks-v2'].map((old) => rm(join(dir, old), { recursive: true, force: true })))
+    // Blocks of earlier layouts (a file per block) are never read again. Removed in the
+    // background: 10 GiB of them is ten thousand files, seconds the mount need not wait for.
+    cache.oldLayouts = Promise.all(['blocks-v1', 'blocks-v2'].map((old) => rm(join(dir, old), { recursive: true, force: true })))
+      .then(() => undefined, () => undefined)
     await cache.rebuild()
     return cache
   }
@@ -290,9 +292,12 @@ export class DiskBlockCache {
     return done
   }
 
-  /** Resolves when every write started so far is on disk (or given up). */
+  /** Earlier layouts being removed. */
+  private oldLayouts: Promise<void> = Promise.resolve()
+
+  /** Resolves when every write started so far is on disk (or given up), and earlier layouts are gone. */
   async flush(): Promise<void> {
-    await this.writes.onIdle()
+    await Promise.all([this.writes.onIdle(), this.oldLayouts])
   }
 
   get bytes(): number {

@@ -138,6 +138,16 @@ describe('disk cache', () => {
     expect(source.bytesSent - before).toBe(2 * 4 * KiB)
   })
 
+  it('blocks of the earlier layout (a file per block) are removed, without the cache waiting for it', async () => {
+    const old = join(dir, 'blocks-v2', 'abc')
+    await mkdir(old, { recursive: true })
+    for (let i = 0; i < 50; i++) await writeFile(join(old, `${i}.blk`), randomBytes(100))
+    const cache = await DiskBlockCache.open(dir, 1024 * KiB)
+    expect(cache.count).toBe(0)
+    await cache.flush()
+    expect(await readdir(dir)).toEqual(['blocks-v3'])
+  })
+
   it('eviction never removes a block being read', async () => {
     await mkdir(dir, { recursive: true })
     // Room for one 4 KiB block and its record header.
