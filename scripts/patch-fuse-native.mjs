@@ -25,7 +25,7 @@ const fixes = [
   // doing I/O on the mount when the daemon died kept the mount alive and hung in D state.
   { file: 'fuse-native.c', from: '  if (ch == NULL) {\n    napi_throw_error(env, "fuse failed", "fuse failed");',
     to: '  if (ch != NULL) fcntl(fuse_chan_fd(ch), F_SETFD, FD_CLOEXEC);\n  if (ch == NULL) {\n    napi_throw_error(env, "fuse failed", "fuse failed");' },
-  { file: 'fuse-native.c', from: '#include <unistd.h>\n', to: '#include <unistd.h>\n#include <fcntl.h>\n' },
+  { file: 'fuse-native.c', from: '#include <unistd.h>\n', to: '#include <unistd.h>\n#include <fcntl.h>\n#include <errno.h>\n' },
   // Only user.* extended attributes exist on the mount, yet `ls -l` asks security.selinux of
   // every entry and the kernel caches no answer: each was a round trip into JS (~170 us,
   // most of a warm `ls -l`). Other namespaces are answered right here, as the core would:
@@ -38,7 +38,6 @@ const fixes = [
       'static int fuse_native_getxattr_user (const char *path, const char *name, char *value, size_t size) {\n' +
       '  if (strncmp(name, "user.", 5) != 0) return -EOPNOTSUPP;\n' +
       '  return fuse_native_getxattr(path, name, value, size);\n}\n#endif\n\nFUSE_METHOD(listxattr' },
-  { file: 'fuse-native.c', from: '#include <fcntl.h>\n#include <sys/wait.h>', to: '#include <fcntl.h>\n#include <errno.h>\n#include <sys/wait.h>' },
   // userId pushed 'user_id=' and the value as two items: "-ouser_id=,1000".
   { file: 'index.js', from: "options.push('user_id=', this.opts.userId)", to: "options.push('user_id=' + this.opts.userId)" },
 ]
@@ -51,7 +50,7 @@ for (const file of new Set(fixes.map((f) => f.file))) {
   let src = readFileSync(orig, 'utf8')
   for (const fix of fixes.filter((f) => f.file === file)) {
     if (!src.includes(fix.from)) {
-      console.error(`patch-fuse-native: ${file} lacks the text a fix replaces; is it fuse-native 2.2.6 as published?`)
+      console.error(`patch-fuse-native: ${file} lacks the text a fix replaces (patched by an older version of this script?): reinstall it with \`rm -rf node_modules/fuse-native && npm ci\``)
       process.exit(1)
     }
     src = src.replace(fix.from, fix.to)

@@ -14,20 +14,17 @@ export function md5Base64(bytes: Uint8Array): string {
 const FILE_READ_BYTES = 1024 * 1024
 
 /**
- * Lowercase hex MD5 of a file (or of bytes [start, end) of it). One handle and one buffer
- * sized to the file: a folder of small files is hashed with one open and one read each.
+ * Lowercase hex MD5 of a file on this thread: one handle and one buffer sized to the file,
+ * so a small file takes one open and one read. (Big files are better hashed on worker
+ * threads: base/file-hash-pool.ts.)
  */
-export async function md5OfFile(path: string, options: { start?: number; end?: number; signal?: AbortSignal } = {}): Promise<string> {
+export async function md5OfFile(path: string): Promise<string> {
   const hash = createHash('md5')
   const handle = await open(path, 'r')
   try {
-    let at = options.start ?? 0
-    const end = options.end ?? Infinity
-    const size = Number.isFinite(end) ? end - at : (await handle.stat()).size - at
-    const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(FILE_READ_BYTES, size + 1)))
-    while (at < end) {
-      options.signal?.throwIfAborted()
-      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - at), at)
+    const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(FILE_READ_BYTES, (await handle.stat()).size + 1)))
+    for (let at = 0; ;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, at)
       if (bytesRead === 0) break
       hash.update(buffer.subarray(0, bytesRead))
       at += bytesRead

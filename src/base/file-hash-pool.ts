@@ -33,6 +33,15 @@ function handle({ path, position, length }) {
 }
 `
 
+/** Worker threads of the process's shared pool (the outbox's and the downloads' hashing). */
+const SHARED_WORKERS = 2
+let shared: FileHashPool | null = null
+
+/** One pool for the whole process, made on first use; idle, it keeps nothing alive. */
+export function sharedFileHashPool(): FileHashPool {
+  return (shared ??= new FileHashPool(SHARED_WORKERS))
+}
+
 export class FileHashPool {
   private readonly pool: WorkerPool<HashJob, string>
 
@@ -47,9 +56,12 @@ export class FileHashPool {
     return this
   }
 
-  /** The lowercase hex MD5 of `length` bytes of the file at `path` from `position` (null: to its end). */
-  md5(path: string, position = 0, length: number | null = null): Promise<string> {
-    return this.pool.run({ path, position, length })
+  /**
+   * The lowercase hex MD5 of `length` bytes of the file at `path` from `position` (null: to
+   * its end); dropped unstarted when `signal` aborts.
+   */
+  md5(path: string, position = 0, length: number | null = null, signal?: AbortSignal): Promise<string> {
+    return this.pool.run({ path, position, length }, signal)
   }
 
   close(): Promise<void> {

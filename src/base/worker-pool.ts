@@ -43,10 +43,24 @@ parentPort.on('message', (m) => {
     while (!this.closed && this.slots.length < this.size) this.spawn()
   }
 
-  run(req: Req): Promise<Res> {
+  /** Runs a job; one still queued when `signal` aborts is dropped (a running one finishes). */
+  run(req: Req, signal?: AbortSignal): Promise<Res> {
     if (this.closed) return Promise.reject(new Error('the worker pool is closed'))
+    if (signal?.aborted) return Promise.reject(signal.reason)
     return new Promise<Res>((resolve, reject) => {
-      this.waiting.push({ id: ++this.nextId, req, resolve, reject })
+      const job: Job<Req, Res> = { id: ++this.nextId, req, resolve, reject }
+      const drop = () => {
+        const i = this.waiting.indexOf(job)
+        if (i >= 0) {
+          this.waiting.splice(i, 1)
+          reject(signal!.reason)
+        }
+      }
+      signal?.addEventListener('abort', drop, { once: true })
+      const settle = () => signal?.removeEventListener('abort', drop)
+      job.resolve = (r) => { settle(); resolve(r) }
+      job.reject = (e) => { settle(); reject(e) }
+      this.waiting.push(job)
       this.dispatch()
     })
   }

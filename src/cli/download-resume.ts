@@ -15,14 +15,11 @@ import { writeParts } from '../api/file-io.js'
 import { IntegrityError } from '../api/errors.js'
 import { md5OfFile } from '../api/md5.js'
 import { writeFileDurably } from '../send/durable.js'
-import { FileHashPool } from '../base/file-hash-pool.js'
+import { sharedFileHashPool } from '../base/file-hash-pool.js'
 
 export const PART_SUFFIX = '.part'
 export const STATE_SUFFIX = '.part.state'
 const STATE_VERSION = 1
-/** Worker threads hashing written chunks back (made on first use; idle ones keep nothing alive). */
-const HASH_WORKERS = 2
-let hashers: FileHashPool | null = null
 
 /** What a chunk list belongs to: a sidecar of anything else is not resumed. */
 export interface DownloadIdentity {
@@ -117,20 +114,19 @@ export async function downloadChunked(job: ChunkJob, o: RunChunksOptions): Promi
     const pending = chunks.map((_, i) => i).filter((i) => !done.has(i))
     await allOrFirstFailure(o.chunks, pending.map((index) => async (signal: AbortSignal) => {
       const { start, end } = chunks[index]!
-      // The bytes are written first and hashed back from the file on a worker thread:
-      // hashed on this event loop as they arrived, MD5 took ~2 CPU-s per GiB from the
-      // thread that feeds the sockets. A mismatch rewrites the range; the state lists
-      // only chunks that matched.
-      let written = false
+      // A chunk with a range hash is written first and hashed back from the file on a
+      // worker thread, which keeps MD5 (~2 CPU-s per GiB) off the thread that feeds the
+      // sockets. A mismatch rewrites the range; the state lists only chunks that matched.
       const parts = await o.client.download.fetchVerifiedRange(job.url, start, end, hashed, {
         signal,
-        digest: async (got) => {
-          await writeParts(handle, got, start)
-          written = true
-          return (hashers ??= new FileHashPool(HASH_WORKERS)).md5(part, start, end - start)
-        },
+        digest: hashed
+          ? async (got) => {
+            await writeParts(handle, got, start)
+            return sharedFileHashPool().md5(part, start, end - start)
+          }
+          : undefined,
       })
-      if (!written) await writeParts(handle, parts, start)
+      if (!hashed) await writeParts(handle, parts, start)
       // On disk before the state says so: a state never lists bytes a crash could lose.
       await handle.datasync()
       fetched++

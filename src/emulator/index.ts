@@ -99,9 +99,10 @@ async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean)
     store, clock, faults: new Faults(), mail: new MailLog(),
     apiKey: options.apiKey ?? `local-${randomBytes(12).toString('hex')}`,
     apiOrigin: '', fileOrigin: '', secret: randomBytes(32), controls: options.controls ?? false,
-    log: options.log ?? (() => {}), // Started with the service, as a running service has them: a worker started by the
+    log: options.log ?? (() => {}),
+    // Started with the service, as a running service has them: a worker started by the
     // first GetRangeHash added tens of milliseconds to that request alone.
-    hashes: new FileHashPool(SETTINGS.hashWorkers, SETTINGS.hashReadBytes).warm(),
+    hashes: new FileHashPool(SETTINGS.hashWorkers).warm(),
   }
   const tls = { cert: cert.certPem, key: cert.keyPem, requestTimeout: 0 }
   const handleApi = apiHandler(ctx)

@@ -32,8 +32,6 @@ export const SETTINGS = {
    * buffers (and less garbage) per GiB served; TLS still cuts them into 16 KiB records.
    */
   fileReadBytes: 1024 * 1024,
-  /** Bytes a hash worker reads from a stored file at a time. */
-  hashReadBytes: 1024 * 1024,
   /** Worker threads hashing GetRangeHash ranges, so hashes never stall downloads. */
   hashWorkers: 2,
   /** Certificate lifetime, ms. */

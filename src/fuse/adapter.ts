@@ -190,8 +190,8 @@ export class FuseAdapter {
       })
     ops.statfs = (path: string, cb: Answer) => this.run('statfs', path, cb, async () => [0, statfsOf(await core.statfs(path))])
 
-    // xattrs: only user.* reach here (our fuse-native patch answers the other namespaces,
-    // as the core would: system.* "not supported", the rest "no such attribute").
+    // xattrs: on Linux only user.* reach getxattr (our fuse-native patch answers every
+    // other namespace "not supported", as the core does).
     ops.getxattr = (path: string, name: string, buf: Buffer, cb: Answer) =>
       this.run('getxattr', path, cb, async (st) => {
         const value = await core.getxattr(path, name)

@@ -41,7 +41,7 @@ export class ReadPath implements FileContent {
    * readers of one big file kept four times what the cache could hold, and a fifth of
    * what they fetched was evicted unread and fetched again.
    */
-  readonly streaming = new Set<object>()
+  readonly streaming = new Set<Handle>()
 
   private constructor(
     readonly source: RangeSource,
@@ -137,7 +137,7 @@ export class ReadPath implements FileContent {
 /** Blocks of the disk cache a sequential reader has loaded into memory ahead of it. */
 const DISK_LOAD_AHEAD_BLOCKS = 8
 
-/** Why a random read's own fetch stops once the read has answered (one object: a DOMException per read cost a stack trace each). */
+/** Why work for a read that has ended stops (one object: a DOMException per read cost a stack trace each). */
 const READ_ENDED = new DOMException('the read ended', 'AbortError')
 
 /** One read's claim on the fetches it waits for; `over` once the read has answered. */
@@ -260,7 +260,7 @@ class Handle implements ContentHandle {
         // A read already over (another block failed) must not start a fetch its token
         // would own after it was released: nobody would ever cancel it.
         parts.push(path.loadFromDisk(file, b).then((data) => data ??
-          (token.over ? Promise.reject(new DOMException('the read ended', 'AbortError')) : this.fetchNow(b, 1, token, touched))))
+          (token.over ? Promise.reject(READ_ENDED) : this.fetchNow(b, 1, token, touched))))
         continue
       }
       // Enough for this read at least; more when the run has earned it.
@@ -339,14 +339,15 @@ class Handle implements ContentHandle {
 
 /**
  * Bytes the memory block cache may hold: memoryCacheSize is what the read path's buffers
- * may take in all, and besides the cached blocks there are the pieces received and not
- * yet judged (a few per fetch in flight, and the one being received), the pieces being
- * hashed (their staging buffers), and blocks evicted before the disk cache has written them. Without taking those out, the process
- * grew ~170 MiB past a 512 MiB budget on a cold read. At least a sixteenth of the budget
- * stays for blocks.
+ * may take in all, and besides the cached blocks there are, per fetch in flight, the
+ * pieces received and not yet judged, the one being received and a piece of slack for
+ * what the connection buffers ahead; the pieces being hashed (their staging buffers); and blocks evicted before the disk
+ * cache has written them. Without taking those out, the process grew ~170 MiB past a
+ * 512 MiB budget on a cold read. At least a sixteenth of the budget stays for blocks.
  */
-export function blockCacheBytes(o: ReadOptions, diskCache: boolean): number {
-  const reserved = (o.maxConcurrentFetches * (MAX_UNJUDGED_PIECES + 2) + STAGING_BUFFERS) * o.pieceSize + (diskCache ? MAX_WRITE_BACKLOG : 0)
+function blockCacheBytes(o: ReadOptions, diskCache: boolean): number {
+  const perFetch = MAX_UNJUDGED_PIECES + 2
+  const reserved = (o.maxConcurrentFetches * perFetch + STAGING_BUFFERS) * o.pieceSize + (diskCache ? MAX_WRITE_BACKLOG : 0)
   return Math.max(Math.floor(o.memoryCacheSize / 16), o.memoryCacheSize - reserved)
 }
 

@@ -48,6 +48,8 @@ const WRITES_AT_ONCE = 8
 const TOUCH_GRAIN_MS = 10 * 60 * 1000
 
 interface Segment {
+  /** Its key in the index: <file>/<segment number>. */
+  key: string
   path: string
   /** Bytes of the file, records being written included (offsets are handed out here). */
   size: number
@@ -63,7 +65,7 @@ interface Segment {
   broken: boolean
 }
 
-interface Record {
+interface BlockRecord {
   segment: Segment
   /** Where the block's bytes start in the segment (after its record header). */
   offset: number
@@ -72,7 +74,7 @@ interface Record {
 }
 
 export class DiskBlockCache {
-  private readonly records = new Map<string, Record>()
+  private readonly records = new Map<string, BlockRecord>()
   /** Map order is recency: first = least recently used. */
   private readonly segments = new Map<string, Segment>()
   private readonly fileIds = new Map<string, string>()
@@ -85,6 +87,8 @@ export class DiskBlockCache {
   private readonly folders = new Set<string>()
   /** Unlinks under way: their bytes left the budget but may still be on disk. */
   private readonly unlinking = new Set<Promise<void>>()
+  /** Earlier layouts being removed. */
+  private oldLayouts: Promise<void> = Promise.resolve()
 
   private constructor(
     private readonly root: string,
@@ -104,7 +108,7 @@ export class DiskBlockCache {
 
   private async rebuild(): Promise<void> {
     await mkdir(this.root, { recursive: true })
-    const found: Array<{ key: string; segment: Segment }> = []
+    const found: Segment[] = []
     for (const fileId of await readdir(this.root)) {
       const folder = join(this.root, fileId)
       let names: string[]
@@ -120,7 +124,7 @@ export class DiskBlockCache {
         if (!m) return void (await rm(path, { force: true, recursive: true }))
         const st = await stat(path).catch(() => null)
         if (!st?.isFile()) return
-        const segment: Segment = { path, size: st.size, pins: 0, blocks: new Set(), touched: st.mtimeMs, ready: Promise.resolve(), broken: false }
+        const segment: Segment = { key: `${fileId}/${m[1]}`, path, size: st.size, pins: 0, blocks: new Set(), touched: st.mtimeMs, ready: Promise.resolve(), broken: false }
         const records = await readRecords(path, st.size).catch(() => [])
         for (const r of records) {
           const key = `${fileId}/${r.block}`
@@ -130,13 +134,13 @@ export class DiskBlockCache {
           this.records.set(key, { segment, offset: r.offset, length: r.length, crc: r.crc })
           segment.blocks.add(key)
         }
-        found.push({ key: `${fileId}/${m[1]}`, segment })
+        found.push(segment)
       }))
     }
-    found.sort((a, b) => a.segment.touched - b.segment.touched)
-    for (const f of found) {
-      this.segments.set(f.key, f.segment)
-      this.indexedBytes += f.segment.size
+    found.sort((a, b) => a.touched - b.touched)
+    for (const segment of found) {
+      this.segments.set(segment.key, segment)
+      this.indexedBytes += segment.size
     }
     // The budget may have shrunk since the last mount.
     await Promise.all(this.evict(0))
@@ -179,10 +183,9 @@ export class DiskBlockCache {
       segment.blocks.delete(key)
       return undefined
     }
-    const segKey = segmentKeyOf(key)
-    if (this.segments.get(segKey) === segment) {
-      this.segments.delete(segKey)
-      this.segments.set(segKey, segment)
+    if (this.segments.get(segment.key) === segment) {
+      this.segments.delete(segment.key)
+      this.segments.set(segment.key, segment)
     }
     const now = Date.now()
     if (now - segment.touched > TOUCH_GRAIN_MS) {
@@ -207,13 +210,14 @@ export class DiskBlockCache {
     return this.writes
       .add(async () => {
         if (this.records.has(key) || this.writing.has(key)) return
-        const segKey = `${fileId}/${Math.floor(block / BLOCKS_PER_SEGMENT)}`
+        const number = Math.floor(block / BLOCKS_PER_SEGMENT)
+        const segKey = `${fileId}/${number}`
         const unlinks = this.evict(recordBytes)
         if (this.indexedBytes + recordBytes > this.maxBytes) return
         let segment = this.segments.get(segKey)
         if (segment?.broken) return
         if (!segment) {
-          const path = join(this.root, fileId, `${segKey.slice(fileId.length + 1)}.seg`)
+          const path = join(this.root, fileId, `${number}.seg`)
           // Made (empty) once, after any unlink of an earlier file of that name, before any
           // record is written: the writes of one segment run at once, each at its own offset.
           const ready = Promise.all([...unlinks, ...this.unlinking]).then(async () => {
@@ -224,7 +228,7 @@ export class DiskBlockCache {
             await (await open(path, 'w', 0o600)).close()
           })
           ready.catch(() => {})
-          segment = { path, size: 0, pins: 0, blocks: new Set(), touched: Date.now(), ready, broken: false }
+          segment = { key: segKey, path, size: 0, pins: 0, blocks: new Set(), touched: Date.now(), ready, broken: false }
           this.segments.set(segKey, segment)
         }
         // The record's place is taken now, so writes of one segment never overlap.
@@ -239,14 +243,15 @@ export class DiskBlockCache {
           await Promise.all([segment.ready, ...unlinks, ...this.unlinking])
           let crc = 0
           for (const p of parts) crc = crc32(p, crc)
+          crc >>>= 0
           const header = Buffer.allocUnsafe(RECORD_HEADER_BYTES)
           header.writeUInt32BE(block >>> 0, 0)
           header.writeUInt32BE(length, 4)
-          header.writeUInt32BE(crc >>> 0, 8)
+          header.writeUInt32BE(crc, 8)
           fh = await open(segment.path, FS.O_RDWR)
           await writeParts(fh, [header, ...parts], offset)
           if (this.segments.get(segKey) === segment) {
-            this.records.set(key, { segment, offset: offset + RECORD_HEADER_BYTES, length, crc: crc >>> 0 })
+            this.records.set(key, { segment, offset: offset + RECORD_HEADER_BYTES, length, crc })
             segment.blocks.add(key)
           }
         } catch {
@@ -258,7 +263,7 @@ export class DiskBlockCache {
           await fh?.close().catch(() => {})
           this.writing.delete(key)
           segment.pins--
-          if (segment.broken && segment.pins === 0 && this.segments.get(segKey) === segment) void this.drop(segKey, segment)
+          if (segment.broken && segment.pins === 0 && this.segments.get(segKey) === segment) void this.drop(segment)
         }
       })
       .catch(() => {})
@@ -270,17 +275,17 @@ export class DiskBlockCache {
   /** Removes least recently used, unpinned segments until `incoming` more bytes fit; the unlinks to await. */
   private evict(incoming: number): Promise<void>[] {
     const unlinks: Promise<void>[] = []
-    for (const [segKey, segment] of this.segments) {
+    for (const segment of this.segments.values()) {
       if (this.indexedBytes + incoming <= this.maxBytes) break
       if (segment.pins > 0) continue
-      unlinks.push(this.drop(segKey, segment))
+      unlinks.push(this.drop(segment))
     }
     return unlinks
   }
 
-  private drop(segKey: string, segment: Segment): Promise<void> {
-    if (this.segments.get(segKey) === segment) {
-      this.segments.delete(segKey)
+  private drop(segment: Segment): Promise<void> {
+    if (this.segments.get(segment.key) === segment) {
+      this.segments.delete(segment.key)
       this.indexedBytes -= segment.size
       for (const key of segment.blocks) if (this.records.get(key)?.segment === segment) this.records.delete(key)
       segment.blocks.clear()
@@ -291,9 +296,6 @@ export class DiskBlockCache {
     this.unlinking.add(done)
     return done
   }
-
-  /** Earlier layouts being removed. */
-  private oldLayouts: Promise<void> = Promise.resolve()
 
   /** Resolves when every write started so far is on disk (or given up), and earlier layouts are gone. */
   async flush(): Promise<void> {
@@ -309,11 +311,6 @@ export class DiskBlockCache {
   }
 }
 
-function segmentKeyOf(blockKey: string): string {
-  const slash = blockKey.lastIndexOf('/')
-  return `${blockKey.slice(0, slash)}/${Math.floor(Number(blockKey.slice(slash + 1)) / BLOCKS_PER_SEGMENT)}`
-}
-
 /** `length` bytes at `offset` of the file (fewer if it ends first): one open, one read, one close. */
 async function readAt(path: string, offset: number, length: number): Promise<Buffer> {
   const fh = await open(path, 'r')
@@ -326,9 +323,11 @@ async function readAt(path: string, offset: number, length: number): Promise<Buf
   }
 }
 
+type StoredRecord = Omit<BlockRecord, 'segment'> & { block: number }
+
 /** The records of a segment, in file order, up to the first that is cut short. */
-async function readRecords(path: string, size: number): Promise<Array<{ block: number; offset: number; length: number; crc: number }>> {
-  const out: Array<{ block: number; offset: number; length: number; crc: number }> = []
+async function readRecords(path: string, size: number): Promise<StoredRecord[]> {
+  const out: StoredRecord[] = []
   const fh = await open(path, 'r')
   try {
     const header = Buffer.allocUnsafe(RECORD_HEADER_BYTES)

@@ -363,7 +363,8 @@ export class BlockFetcher {
             const verification = this.verify(fetch, piece.state, piece.hash.digest(), piece.blocks, signal)
             verifications.push(verification)
             unjudged.add(verification)
-            void verification.finally(() => unjudged.delete(verification))
+            const judged = () => void unjudged.delete(verification)
+            verification.then(judged, judged)
             piece = null
             index++
           }

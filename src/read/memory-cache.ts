@@ -26,12 +26,9 @@ export class MemoryBlockCache {
    * used; `touch: false` (a sequential reader, who will not) marks it read, first to go.
    */
   get(key: string, touch = true): Block | undefined {
-    const block = this.fresh.get(key) ?? this.consumed.get(key)
+    const block = this.take(key)
     if (block === undefined) return undefined
-    this.fresh.delete(key)
-    this.consumed.delete(key)
-    if (touch) this.fresh.set(key, block)
-    else this.consumed.set(key, block)
+    ;(touch ? this.fresh : this.consumed).set(key, block)
     return block
   }
 
@@ -43,22 +40,29 @@ export class MemoryBlockCache {
     const length = bytesLength(block)
     // A block larger than the whole budget is not kept.
     if (length > this.maxBytes) return
-    this.delete(key)
+    this.remove(key)
     this.fresh.set(key, block)
     this.size += length
     while (this.size > this.maxBytes) {
       const oldest = this.consumed.keys().next().value ?? this.fresh.keys().next().value
       if (oldest === undefined) break
-      this.delete(oldest)
+      this.remove(oldest)
     }
   }
 
-  private delete(key: string): void {
+  /** The block, taken out of whichever order holds it (its bytes still counted). */
+  private take(key: string): Block | undefined {
     const block = this.fresh.get(key) ?? this.consumed.get(key)
-    if (block === undefined) return
-    this.fresh.delete(key)
-    this.consumed.delete(key)
-    this.size -= bytesLength(block)
+    if (block !== undefined) {
+      this.fresh.delete(key)
+      this.consumed.delete(key)
+    }
+    return block
+  }
+
+  private remove(key: string): void {
+    const block = this.take(key)
+    if (block !== undefined) this.size -= bytesLength(block)
   }
 
   get bytes(): number {

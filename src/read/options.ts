@@ -35,7 +35,10 @@ export interface ReadOptions {
    * 1 MiB block), with its range hash asked at the same time; the caches keep blocks only.
    */
   randomReadAlign: number
-  /** Bytes a sequential reader keeps fetched or in flight ahead of its position (bounded prefetch). */
+  /**
+   * Bytes kept fetched or in flight ahead of the readers reading sequentially, shared among
+   * them (bounded prefetch); at most half the memory left for blocks.
+   */
   readAhead: number
   /**
    * Bytes of tolerance around the end of the previous read that still count as
@@ -63,9 +66,12 @@ export interface ReadOptions {
   stallTimeoutMs: number
   /** Milliseconds one GetRangeHash call may take. */
   hashTimeoutMs: number
-  /** Bytes of verified blocks kept in memory (LRU). */
+  /**
+   * Bytes all read buffers may take: cached blocks, pieces being fetched and hashed, blocks
+   * waiting for the disk cache.
+   */
   memoryCacheSize: number
-  /** Bytes of verified blocks kept on disk (LRU); 0 disables the disk cache. */
+  /** Bytes of verified blocks kept on disk (least recently used out first); 0 disables the disk cache. */
   diskCacheSize: number
   /** Folder of the disk cache (the user cache folder); no disk cache when null. */
   diskCacheDir: string | null

@@ -5,7 +5,7 @@
 // staging buffer of shared memory (reused, so no fresh pages to fault in), and a worker
 // thread hashes it once the piece is complete. The network buffers themselves stay what
 // the caches keep. When every staging buffer is taken, the piece is hashed on the main
-// thread as before: never a wait for a buffer.
+// thread, as the bytes arrive: never a wait for a buffer.
 import { createHash, type Hash } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { WorkerPool } from '../base/worker-pool.js'

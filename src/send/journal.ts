@@ -14,7 +14,7 @@ export interface JournalFile {
   /** Path of the staged file relative to the entry ('' when the entry is the file). */
   rel: string
   size: number
-  /** Hex MD5 of the staged bytes when the send was fixed. */
+  /** Hex MD5 of the staged bytes; '' until worked out (the upload does not wait for it). */
   md5: string
 }
 

@@ -101,8 +101,8 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
     }
     const t = rec.transfer as NonNullable<JournalRecord['transfer']>
     e.note = 'uploading'
-    // Files go up several at once (the sender bounds the chunks in flight across them):
-    // one at a time, a folder of small files waited a round trip and a journal write per file.
+    // Files go up several at once (the sender bounds the chunks in flight across them), so
+    // a folder of small files does not wait a round trip and a journal write per file.
     const files = rec.files.filter((f) => new Set(rec.confirmed[f.name] ?? []).size < chunkCount(f.size, rec.chunkSize))
     await allOrFirstFailure(new PQueue({ concurrency: PARALLEL_FILE_UPLOADS }), files.map((f) => (fileSignal: AbortSignal) => {
       if (stale()) return Promise.resolve()

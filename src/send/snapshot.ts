@@ -1,17 +1,13 @@
 // What an entry holds at the moment its send is fixed: every file that will be in the
 // transfer, with its size at once and its MD5 read from the staged bytes on worker
-// threads. The sizes are all that initialize and the upload need, so hashing a 1 GiB
-// file no longer holds up its send (it took ~1.5 s before the first byte went out);
-// the MD5s are needed to compare with a journaled send and to record the sent transfer.
+// threads. The sizes are all that initialize and the upload need, so a big file's
+// MD5 (~1.5 s per GiB here) does not hold up its first byte; the MD5s are needed to
+// compare with a journaled send and to record the sent transfer.
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import { FileHashPool } from '../base/file-hash-pool.js'
+import { sharedFileHashPool } from '../base/file-hash-pool.js'
 import type { JournalFile } from './journal.js'
 import { isTemporaryName } from './names.js'
-
-/** Worker threads hashing staged files (made on first use; idle ones keep nothing alive). */
-const HASH_WORKERS = 2
-let hashers: FileHashPool | null = null
 
 export type Snapshot =
   | { kind: 'missing' }
@@ -33,8 +29,8 @@ export async function takeSnapshot(realPath: string, entryName: string, signal?:
     throw err
   }
   if (st.isSymbolicLink()) return { kind: 'symlink' }
-  if (st.isFile()) return hashing([{ rel: '', full: realPath, size: st.size }], entryName)
-  if (!st.isDirectory()) return hashing([], entryName)
+  if (st.isFile()) return hashing([{ rel: '', full: realPath, size: st.size }], entryName, signal)
+  if (!st.isDirectory()) return hashing([], entryName, signal)
   const found: Array<{ rel: string; full: string; size: number }> = []
   const walk = async (dir: string, rel: string): Promise<void> => {
     const items = await fsp.readdir(dir, { withFileTypes: true })
@@ -49,16 +45,15 @@ export async function takeSnapshot(realPath: string, entryName: string, signal?:
   }
   await walk(realPath, '')
   signal?.throwIfAborted()
-  return hashing(found, entryName)
+  return hashing(found, entryName, signal)
 }
 
-/** The snapshot of `found` (an entry that is a file has rel ''), its MD5s on the way. */
-function hashing(found: ReadonlyArray<{ rel: string; full: string; size: number }>, entryName: string): Snapshot {
+/** The snapshot of `found` (an entry that is a file has rel ''), its MD5s on the way; a send given up drops those not started. */
+function hashing(found: ReadonlyArray<{ rel: string; full: string; size: number }>, entryName: string, signal?: AbortSignal): Snapshot {
   const files: JournalFile[] = found.map((f) => ({ name: f.rel || entryName, rel: f.rel, size: f.size, md5: '' }))
-  hashers ??= new FileHashPool(HASH_WORKERS)
-  const pool = hashers
+  const pool = sharedFileHashPool()
   const hashed = Promise.all(found.map(async (f, i) => {
-    files[i]!.md5 = await pool.md5(f.full)
+    files[i]!.md5 = await pool.md5(f.full, 0, null, signal)
   })).then(() => undefined)
   // Whoever needs the MD5s awaits this and sees the failure; a send given up before that never does.
   hashed.catch(() => undefined)

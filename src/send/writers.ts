@@ -5,9 +5,9 @@
 // page cache survives; a power loss may lose a mark along with the unsynced bytes.
 //
 // Each run appends to a log of its own: a line per handle opened for writing and one per
-// handle closed (JSON, so any file name fits). A file per mark cost a file created and
-// one removed for every file copied in, on some disks a millisecond each, which a
-// `cp -r` of many small files waited for. At start the logs of earlier runs are replayed,
+// handle closed (JSON, so any file name fits): no file is created or removed per file
+// copied in, which on some disks costs a millisecond each, and a `cp -r` of many small
+// files waits for it. At start the logs of earlier runs are replayed,
 // and the marks still open in them are kept in one file of leftovers until handled.
 import { randomBytes } from 'node:crypto'
 import { close, ftruncate, open, promises as fsp, write } from 'node:fs'
@@ -32,7 +32,7 @@ export class WriterMarks {
   /** Log writes one after the other, so an emptying never overtakes a line asked before it. */
   private tail: Promise<void> = Promise.resolve()
   private logBytes = 0
-  private readonly open = new Set<number>()
+  private readonly openHandles = new Set<number>()
   private leftovers: string[] = []
   private halted = false
 
@@ -66,14 +66,14 @@ export class WriterMarks {
 
   /** The handle `fh` writes to `p` (again after a rename). */
   async set(fh: number, p: string): Promise<void> {
-    this.open.add(fh)
+    this.openHandles.add(fh)
     await this.append(JSON.stringify(['+', fh, p]))
   }
 
   async clear(fh: number): Promise<void> {
-    if (!this.open.delete(fh)) return
+    if (!this.openHandles.delete(fh)) return
     await this.append(JSON.stringify(['-', fh]))
-    if (this.open.size === 0 && this.logBytes > COMPACT_BYTES && !this.halted) {
+    if (this.openHandles.size === 0 && this.logBytes > COMPACT_BYTES && !this.halted) {
       this.logBytes = 0
       await this.inOrder(async () => truncateFd(await this.logFd(), 0))
     }

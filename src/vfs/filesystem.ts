@@ -110,7 +110,7 @@ export class TransferFileSystem implements FileSystemCore {
     else if (node.kind === 'transfer') addOpen(node.entry, base)
     else if (node.kind === 'inbox') {
       const listing = this.store.peekInbox()
-      for (const name of listing?.names.slice(0, PREVIEW_AHEAD_TRANSFERS) ?? []) addOpen(listing!.byName.get(name)!, `${base}/${name}`)
+      if (listing) for (const name of listing.names.slice(0, PREVIEW_AHEAD_TRANSFERS)) addOpen(listing.byName.get(name)!, `${base}/${name}`)
     }
     if (files.length === 0) return
     try {

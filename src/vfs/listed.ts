@@ -1,6 +1,6 @@
 // What the model tells the mount's desktop side about a folder it just listed: the files
-// it leads to as the service describes them, with the path and mtime the mount shows. The listener is
-// called synchronously and must only take note (it never delays the readdir).
+// it leads to as the service describes them, with the path and mtime the mount shows.
+// The listener is called synchronously and must only take note (it never delays the readdir).
 import type { FileDto } from '../api/types.js'
 import type { TreeDir } from './transfer-tree.js'
 

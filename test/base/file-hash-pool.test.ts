@@ -63,6 +63,21 @@ console.log(await pool.md5(${JSON.stringify(join(dir, 'f'))}))
     expect(Date.now() - started).toBeLessThan(15_000)
   }, 30_000)
 
+  it('jobs still queued when their signal aborts are dropped; the one running finishes', async () => {
+    const one = new FileHashPool(1)
+    try {
+      const ac = new AbortController()
+      const jobs = [0, 1, 2].map(() => one.md5(join(dir, 'f'), 0, null, ac.signal))
+      ac.abort(new Error('given up'))
+      const settled = await Promise.allSettled(jobs)
+      expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected'])
+      expect((settled[1] as PromiseRejectedResult).reason.message).toBe('given up')
+      expect(await one.md5(join(dir, 'f'), 0, 4)).toBe(createHash('md5').update(data.subarray(0, 4)).digest('hex'))
+    } finally {
+      await one.close()
+    }
+  })
+
   it('once closed it refuses', async () => {
     const other = new FileHashPool(1)
     await other.close()
