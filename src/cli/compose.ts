@@ -133,7 +133,7 @@ export interface ComposedMount {
 
 export function sendOptionsOf(loaded: LoadedSettings): Partial<SendOptions> {
   const s = loaded.settings
-  return { settleMs: s.settleMs, minFreeBytes: s.minFreeBytes, message: s.message, days: s.days, notify: s.notify, confirmation: s.confirmation, password: s.password }
+  return { settleMs: s.settleMs, uploadWhileCopying: s.uploadWhileCopying, minFreeBytes: s.minFreeBytes, message: s.message, days: s.days, notify: s.notify, confirmation: s.confirmation, password: s.password }
 }
 
 /** The status's word on the service: unreachable outranks reads that retry. */

@@ -37,6 +37,7 @@ export interface Settings {
   maxConcurrentFetches: number
   /** ms: an outbox entry is sent once closed and unchanged for this long. */
   settleMs: number
+  uploadWhileCopying: boolean
   minFreeBytes: number
   /** Message of sent transfers (download page and e-mails); null = none. */
   message: string | null
@@ -97,6 +98,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec('writeTimeoutMs', 'ms', 60_000, 'ms', 'deadline of a write, flush or close on the mount'),
   spec('maxConcurrentFetches', 'int', 4, 'count', 'chunk fetches in flight at once'),
   spec('settleMs', 'ms', 3000, 'ms', 'quiet time before an outbox entry is sent'),
+  spec('uploadWhileCopying', 'bool', DEFAULT_SEND_OPTIONS.uploadWhileCopying, '', 'upload each file of an outbox entry once it is closed, while the rest is copied; the transfer is completed once the entry has settled'),
   spec('minFreeBytes', 'bytes', DEFAULT_SEND_OPTIONS.minFreeBytes, 'bytes', 'free space the outbox keeps on the data folder\'s disk (a write past it fails with ENOSPC)'),
   spec('message', 'string', null, '', 'message of sent transfers'),
   spec('days', 'int', null, 'days', 'days until sent transfers expire (-1 = permanent)'),

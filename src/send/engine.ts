@@ -7,11 +7,13 @@ import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ServiceError } from '../api/errors.js'
 import { backoffDelay } from '../api/retry.js'
+import { EarlyUploads } from './early.js'
 import type { Entry, FinishedSend } from './entry.js'
 import type { Journal, JournalRecord } from './journal.js'
 import { isWithin } from './names.js'
 import type { SendOptions } from './options.js'
 import { runSend, type SendHost } from './pipeline.js'
+import type { KnownMd5 } from './snapshot.js'
 import type { Clock, Sender, SentLog } from './ports.js'
 import { describeError, isRefusal } from './rules.js'
 import type { OutboxTree } from './tree.js'
@@ -50,6 +52,7 @@ export class SendEngine implements SendHost {
   readonly interrupted = new Set<string>()
   /** Journals found at start whose entry has not been seen yet. */
   private pendingJournals = new Map<string, JournalRecord>()
+  private readonly early = new EarlyUploads(this)
 
   constructor(readonly d: EngineDeps) {}
 
@@ -95,13 +98,15 @@ export class SendEngine implements SendHost {
   }
 
   /**
-   * The entry's content changed (or may have): abort its send before the change lands,
-   * and settle again. `content` false = only activity (a close, a chmod).
+   * The entry's content changed (or may have) at outbox path `at` (the entry's key: any
+   * of it): abort its send before the change lands, and settle again. `content` false =
+   * only activity (a close, a chmod).
    */
-  touch(key: string, content = true): void {
+  touch(key: string, content = true, at = key): void {
     if (this.halted) return
     const e = this.entry(key)
     if (content) {
+      this.early.touched(key, at)
       if (this.interrupted.delete(key)) this.d.clearInterrupted(key)
       e.gen++
       e.abort?.abort()
@@ -116,6 +121,17 @@ export class SendEngine implements SendHost {
       this.queue = this.queue.filter((k) => k !== key)
       this.schedule(e)
     }
+  }
+
+  /** The file at outbox path `p` was closed after writing, or renamed into place: it may go up before its entry settles. */
+  ready(p: string): void {
+    const key = this.d.tree.entryOf(p)
+    const e = key === null ? undefined : this.entries.get(key)
+    if (e) this.early.ready(e, p)
+  }
+
+  takeOverEarly(e: Entry): Promise<KnownMd5> {
+    return this.early.takeOver(e)
   }
 
   /** Something was opened or closed inside: re-evaluate, without counting it as a change. */
@@ -347,6 +363,7 @@ export class SendEngine implements SendHost {
   halt(): void {
     this.halted = true
     this.onHalt()
+    this.early.halt()
     for (const e of this.entries.values()) {
       e.timer?.()
       e.timer = null

@@ -13,6 +13,12 @@ export interface SendOptions {
    * it), because confirmed chunk indices only mean something for one chunk size.
    */
   chunkSize: number
+  /**
+   * Each file of an entry goes up as soon as it is closed, while the rest is still being
+   * copied; the transfer is completed only once the entry has settled. Off: nothing goes
+   * up before the entry settles (no bytes spent on a file that then changes).
+   */
+  uploadWhileCopying: boolean
   /** count: entries uploading at once (the Sender bounds chunks in flight globally). */
   maxConcurrentSends: number
   /** ms: first wait after a network error or overload; doubles on each failure. */
@@ -50,6 +56,7 @@ export const DEFAULT_SEND_OPTIONS: Readonly<SendOptions> = Object.freeze({
   settleMs: 3000,
   // The service takes chunks of 5..50 MB (decimal): the largest allowed.
   chunkSize: 50_000_000,
+  uploadWhileCopying: true,
   maxConcurrentSends: 2,
   retryBaseDelayMs: 1000,
   retryMaxDelayMs: 5 * 60_000,

@@ -195,7 +195,12 @@ export class OutboxFs {
 
   private touchPath(p: string, content = true): void {
     const key = this.tree.entryOf(p)
-    if (key) this.engine.touch(key, content)
+    if (key) this.engine.touch(key, content, p)
+  }
+
+  /** A change at `p` for every entry at, under or containing it. */
+  private async touchEntriesAt(p: string): Promise<void> {
+    for (const k of await this.tree.entriesAt(p)) this.engine.touch(k, true, isWithin(p, k) ? p : k)
   }
 
   private async run<T>(op: () => Promise<T>): Promise<T> {
@@ -345,7 +350,10 @@ export class OutboxFs {
       } finally {
         await this.handles.remove(fh)
         await f.handle.close()
-        if (f.path) this.touchPath(f.path, false)
+        if (f.path) {
+          this.touchPath(f.path, false)
+          if (f.wrote) this.engine.ready(f.path)
+        }
       }
     })
   }
@@ -394,9 +402,7 @@ export class OutboxFs {
   private async enterAll(...paths: string[]): Promise<void> {
     for (;;) {
       for (const p of paths) await this.engine.gate(p)
-      const keys: string[] = []
-      for (const p of paths) keys.push(...(await this.tree.entriesAt(p)))
-      for (const k of keys) this.engine.touch(k)
+      for (const p of paths) await this.touchEntriesAt(p)
       if (!paths.some((p) => this.engine.finishingAt(p))) return
     }
   }
@@ -445,7 +451,8 @@ export class OutboxFs {
       await this.tree.refreshKind(to)
       this.attrs.move(from, to)
       await this.handles.renamed(from, to)
-      for (const k of await this.tree.entriesAt(to)) this.engine.touch(k)
+      await this.touchEntriesAt(to)
+      this.engine.ready(to)
     })
   }
 

@@ -9,10 +9,11 @@ import { allOrFirstFailure } from '../api/all-or-first-failure.js'
 import type { Transfer } from '../api/types.js'
 import type { EngineDeps } from './engine.js'
 import type { Entry } from './entry.js'
-import { newJournalRecord, type JournalRecord } from './journal.js'
+import { newJournalRecord, type JournalFile, type JournalRecord } from './journal.js'
 import { isTemporaryName } from './names.js'
+import type { InitializeAnswer } from './ports.js'
 import { chunkCount, chunkLength, confirmedBytes, initializeRequest, PARALLEL_FILE_UPLOADS, splitRecipients } from './rules.js'
-import { sameFiles, takeSnapshot } from './snapshot.js'
+import { holdsJournaled, sameFiles, takeSnapshot, type KnownMd5 } from './snapshot.js'
 
 /** What a send needs of the engine that runs it. */
 export interface SendHost {
@@ -24,12 +25,19 @@ export interface SendHost {
   dropJournal(j: JournalRecord): Promise<void>
   recordSent(j: JournalRecord): Promise<void>
   finish(e: Entry, gen: number, j: JournalRecord): Promise<void>
+  /** Ends the entry's early uploads (waiting for those under way); the MD5s they worked out. */
+  takeOverEarly(e: Entry): Promise<KnownMd5>
 }
+
+/** bytes: entries up to this size are hashed before their upload starts (~0.1 s here). */
+const HASH_FIRST_BYTES = 64 * 1024 * 1024
 
 export async function runSend(host: SendHost, e: Entry, gen: number, signal: AbortSignal): Promise<void> {
   const stale = (): boolean => host.halted || e.gen !== gen
+  const known = await host.takeOverEarly(e)
+  if (stale()) return
   const info = host.d.tree.describe(e.key)
-  const snap = info ? await takeSnapshot(info.realPath, info.subject, signal) : { kind: 'missing' as const }
+  const snap = info ? await takeSnapshot(info.realPath, info.subject, signal, known) : { kind: 'missing' as const }
   if (stale()) return
   if (!info || snap.kind === 'missing') {
     // Gone (deleted, renamed, or no longer an entry): nothing to send under this name.
@@ -57,12 +65,16 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
 
   const o = host.d.options
   let j = e.journal
-  // A journaled send goes on only for the same content, MD5s included. (One journaled
-  // before its MD5s were known never matches: a new transfer is sent instead.)
-  if (j) await snap.hashed
+  // A journaled send goes on only for the same content, MD5s included: files only added
+  // since (early uploads journal each file as it goes up) join its transfer, but a file
+  // that may be partly uploaded must be unchanged. (One journaled before its MD5 was
+  // known never matches: a new transfer is sent instead.) A small entry is hashed before
+  // its first byte goes, which costs it little and journals its MD5s with the transfer;
+  // a big one is hashed while it goes up.
+  if (j || snap.files.reduce((n, f) => n + f.size, 0) <= HASH_FIRST_BYTES) await snap.hashed
   if (stale()) return
-  if (j && !(sameFiles(j.files, snap.files) && j.subject === info.subject && j.chunkSize === o.chunkSize &&
-    j.recipients.join(',') === info.recipients.join(','))) {
+  if (j && !(j.subject === info.subject && j.chunkSize === o.chunkSize && j.recipients.join(',') === info.recipients.join(',') &&
+    (j.completed ? sameFiles(j.files, snap.files) : holdsJournaled(snap.files, j.files)))) {
     if (j.completed) {
       // Complete answered for older content; the new content is a new send.
       await host.recordSent(j)
@@ -73,6 +85,7 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
       Object.assign(j, { subject: info.subject, recipients: info.recipients, chunkSize: o.chunkSize, files: snap.files, transfer: null, confirmed: {}, initializing: false })
     }
   }
+  if (j && !j.completed) j.files = snap.files
   if (!j) j = newJournalRecord({ entryKey: e.key, subject: info.subject, recipients: info.recipients, chunkSize: o.chunkSize, files: snap.files })
   e.journal = j
   const rec = j
@@ -84,20 +97,7 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
   if (!rec.completed) {
     if (!rec.transfer) {
       e.note = 'initializing'
-      rec.initializing = true
-      await host.d.journal.save(rec)
-      if (stale()) return
-      const answer = await host.d.sender.initialize(initializeRequest(rec, host.d.options, host.d.tree.existing), signal)
-      if (host.halted) return
-      rec.initializing = false
-      if (e.gen !== gen) {
-        rec.abandoned.push(answer.transferid)
-        await host.d.journal.save(rec)
-        return
-      }
-      rec.transfer = answer
-      await host.d.journal.save(rec)
-      if (stale()) return
+      if (!(await initializeJournaled(host, rec, signal, stale))) return
     }
     const t = rec.transfer as NonNullable<JournalRecord['transfer']>
     e.note = 'uploading'
@@ -106,21 +106,7 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
     const files = rec.files.filter((f) => new Set(rec.confirmed[f.name] ?? []).size < chunkCount(f.size, rec.chunkSize))
     await allOrFirstFailure(new PQueue({ concurrency: PARALLEL_FILE_UPLOADS }), files.map((f) => (fileSignal: AbortSignal) => {
       if (stale()) return Promise.resolve()
-      return host.d.sender.uploadFile({
-        transferurl: t.transferurl, transferid: t.transferid, transferkey: t.transferkey,
-        // Added to an existing transfer, a folder keeps its name as the files' path in it.
-        fileName: host.d.tree.existing && f.rel ? `${info.subject}/${f.name}` : f.name, filePath: f.rel ? path.join(info.realPath, f.rel) : info.realPath, size: f.size,
-        chunkSize: rec.chunkSize, confirmed: new Set(rec.confirmed[f.name] ?? []), signal: fileSignal,
-        onChunkConfirmed: (index) => {
-          if (stale() || rec.transfer !== t) return
-          const list = (rec.confirmed[f.name] ??= [])
-          if (list.includes(index)) return
-          list.push(index)
-          e.sentBytes += chunkLength(f.size, rec.chunkSize, index)
-          sample(e, host.d.clock.now())
-          host.track(host.d.journal.save(rec))
-        },
-      })
+      return uploadJournaled(host, e, rec, t, f, info.realPath, info.subject, fileSignal, stale)
     }), signal)
     if (stale()) return
     // The MD5s the sent transfer is recorded with, of the bytes just uploaded (any change
@@ -149,6 +135,48 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
     if (host.halted) return
   }
   await host.finish(e, gen, rec)
+}
+
+/**
+ * Initializes the journaled send's transfer, journaling the ask before it goes (a crash
+ * in between may leave an orphan transfer, which the journal then owns up to). Null when
+ * the send went stale meanwhile; a transfer that came back for a stale send is recorded
+ * as abandoned.
+ */
+export async function initializeJournaled(host: SendHost, rec: JournalRecord, signal: AbortSignal, stale: () => boolean): Promise<InitializeAnswer | null> {
+  rec.initializing = true
+  await host.d.journal.save(rec)
+  if (stale()) return null
+  const answer = await host.d.sender.initialize(initializeRequest(rec, host.d.options, host.d.tree.existing), signal)
+  if (host.halted) return null
+  rec.initializing = false
+  if (stale()) {
+    rec.abandoned.push(answer.transferid)
+    await host.d.journal.save(rec)
+    return null
+  }
+  rec.transfer = answer
+  await host.d.journal.save(rec)
+  return stale() ? null : answer
+}
+
+/** Uploads one file of the entry to transfer `t`, journaling each chunk the service confirms. */
+export function uploadJournaled(host: SendHost, e: Entry, rec: JournalRecord, t: InitializeAnswer, f: JournalFile, realPath: string, subject: string, signal: AbortSignal, stale: () => boolean): Promise<void> {
+  return host.d.sender.uploadFile({
+    transferurl: t.transferurl, transferid: t.transferid, transferkey: t.transferkey,
+    // Added to an existing transfer, a folder keeps its name as the files' path in it.
+    fileName: host.d.tree.existing && f.rel ? `${subject}/${f.name}` : f.name, filePath: f.rel ? path.join(realPath, f.rel) : realPath, size: f.size,
+    chunkSize: rec.chunkSize, confirmed: new Set(rec.confirmed[f.name] ?? []), signal,
+    onChunkConfirmed: (index) => {
+      if (stale() || rec.transfer !== t) return
+      const list = (rec.confirmed[f.name] ??= [])
+      if (list.includes(index)) return
+      list.push(index)
+      e.sentBytes += chunkLength(f.size, rec.chunkSize, index)
+      sample(e, host.d.clock.now())
+      host.track(host.d.journal.save(rec))
+    },
+  })
 }
 
 function sample(e: Entry, now: number): void {

@@ -20,7 +20,14 @@ export type Snapshot =
  * files with paths relative to it ("data/raw.csv"), leaving out temporary names (and
  * everything under a temporary folder name) and symbolic links.
  */
-export async function takeSnapshot(realPath: string, entryName: string, signal?: AbortSignal): Promise<Snapshot> {
+/**
+ * MD5s already worked out, by path relative to the entry, each for the size it had; a
+ * file of that size is taken as unchanged (the early uploads hand over only files no
+ * change has touched since they were hashed).
+ */
+export type KnownMd5 = ReadonlyMap<string, { size: number; md5: string }>
+
+export async function takeSnapshot(realPath: string, entryName: string, signal?: AbortSignal, known: KnownMd5 = new Map()): Promise<Snapshot> {
   let st
   try {
     st = await fsp.lstat(realPath)
@@ -29,8 +36,8 @@ export async function takeSnapshot(realPath: string, entryName: string, signal?:
     throw err
   }
   if (st.isSymbolicLink()) return { kind: 'symlink' }
-  if (st.isFile()) return hashing([{ rel: '', full: realPath, size: st.size }], entryName, signal)
-  if (!st.isDirectory()) return hashing([], entryName, signal)
+  if (st.isFile()) return hashing([{ rel: '', full: realPath, size: st.size }], entryName, signal, known)
+  if (!st.isDirectory()) return hashing([], entryName, signal, known)
   const found: Array<{ rel: string; full: string; size: number }> = []
   const walk = async (dir: string, rel: string): Promise<void> => {
     const items = await fsp.readdir(dir, { withFileTypes: true })
@@ -45,15 +52,18 @@ export async function takeSnapshot(realPath: string, entryName: string, signal?:
   }
   await walk(realPath, '')
   signal?.throwIfAborted()
-  return hashing(found, entryName, signal)
+  return hashing(found, entryName, signal, known)
 }
 
 /** The snapshot of `found` (an entry that is a file has rel ''), its MD5s on the way; a send given up drops those not started. */
-function hashing(found: ReadonlyArray<{ rel: string; full: string; size: number }>, entryName: string, signal?: AbortSignal): Snapshot {
-  const files: JournalFile[] = found.map((f) => ({ name: f.rel || entryName, rel: f.rel, size: f.size, md5: '' }))
+function hashing(found: ReadonlyArray<{ rel: string; full: string; size: number }>, entryName: string, signal: AbortSignal | undefined, known: KnownMd5): Snapshot {
+  const files: JournalFile[] = found.map((f) => {
+    const k = known.get(f.rel)
+    return { name: f.rel || entryName, rel: f.rel, size: f.size, md5: k && k.size === f.size ? k.md5 : '' }
+  })
   const pool = sharedFileHashPool()
   const hashed = Promise.all(found.map(async (f, i) => {
-    files[i]!.md5 = await pool.md5(f.full, 0, null, signal)
+    if (files[i]!.md5 === '') files[i]!.md5 = await pool.md5(f.full, 0, null, signal)
   })).then(() => undefined)
   // Whoever needs the MD5s awaits this and sees the failure; a send given up before that never does.
   hashed.catch(() => undefined)
@@ -65,5 +75,17 @@ export function sameFiles(a: readonly JournalFile[], b: readonly JournalFile[]):
   return a.every((f, i) => {
     const g = b[i]
     return g !== undefined && f.name === g.name && f.rel === g.rel && f.size === g.size && f.md5 === g.md5
+  })
+}
+
+/**
+ * Every journaled file is in `files` unchanged (name, path, size, MD5): what a transfer may
+ * already hold of the entry is still what the entry holds. `files` may have more.
+ */
+export function holdsJournaled(files: readonly JournalFile[], journaled: readonly JournalFile[]): boolean {
+  const byName = new Map(files.map((f) => [f.name, f]))
+  return journaled.every((f) => {
+    const g = byName.get(f.name)
+    return f.md5 !== '' && g !== undefined && g.rel === f.rel && g.size === f.size && g.md5 === f.md5
   })
 }

@@ -55,9 +55,12 @@ async function expectAllSentOnce(x: Harness, orphanable: Set<string>, forwardedA
   expect(sent.map((r) => r.subject).sort()).toEqual(['Folder', 'big.bin', 'note.txt', 'plan.txt'])
 }
 
+/** The sends at settle; a crash during a copy, with its early uploads, has a test of its own. */
+const AT_SETTLE = { maxConcurrentSends: 1, uploadWhileCopying: false, ...GROUPS }
+
 /** How many service calls a run without crash makes. */
 async function callsOfCleanRun(): Promise<number> {
-  const x = await Harness.create({ maxConcurrentSends: 1, ...GROUPS })
+  const x = await Harness.create(AT_SETTLE)
   try {
     await drop(x)
     await x.settle()
@@ -109,7 +112,7 @@ describe('crash and resume', () => {
     expect(total).toBeGreaterThan(10)
     for (const mode of ['before', 'after', 'late'] as const) {
       for (let k = 0; k < total; k++) {
-        const x = await Harness.create({ maxConcurrentSends: 1, ...GROUPS })
+        const x = await Harness.create(AT_SETTLE)
         h = x
         const orphanable = new Set<string>()
         let forwardedAgain: boolean | 'maybe' = false
@@ -124,6 +127,59 @@ describe('crash and resume', () => {
         await x.settle()
         try {
           await expectAllSentOnce(x, orphanable, forwardedAgain)
+        } catch (err) {
+          throw new Error(`crash ${mode} call ${k}: ${(err as Error).message}`)
+        }
+        await x.cleanup()
+        h = null
+      }
+    }
+  })
+
+  it('a crash at every service call while a folder is copied and its files go up early: sent once, into one transfer', async () => {
+    const files: Record<string, Buffer> = { 'a.txt': bytes(2100, 31), 'b.txt': bytes(900, 32), 'sub/c.bin': bytes(3000, 33), 'd.txt': bytes(10, 34) }
+    // `cp -r`, or after a crash the same cp again over what is there (each file rewritten);
+    // a slow copy: each file's early upload is done before the next file is written.
+    const copy = async (x: Harness): Promise<void> => {
+      for (const dir of ['/Folder', '/Folder/sub']) await x.fs.mkdir(dir, 0o755).catch(() => undefined)
+      for (const [rel, data] of Object.entries(files)) {
+        const p = `/Folder/${rel}`
+        const fh = await x.fs.create(p, 0o644)
+        await x.fs.write(p, fh, data, 0)
+        await x.fs.release(p, fh)
+        await x.fs.idle()
+      }
+    }
+    const want = Object.fromEntries(Object.entries(files).map(([rel, data]) => [rel, md5(data)]))
+    const clean = await Harness.create()
+    await copy(clean)
+    const early = clean.service.calls.length
+    await clean.settle()
+    expect(clean.service.sentAs('Folder')).toEqual([want])
+    const total = clean.service.calls.length
+    await clean.cleanup()
+    // Files went up while the copy ran: initialize and chunks, never Complete.
+    expect(early).toBeGreaterThan(Object.keys(files).length)
+    expect(clean.service.calls.slice(0, early).map((c) => c.op)).not.toContain('complete')
+    for (const mode of ['before', 'after', 'late'] as const) {
+      for (let k = 0; k < total; k++) {
+        const x = await Harness.create()
+        h = x
+        let orphan = false
+        x.armCrash(k, mode, (call) => {
+          if (call.op === 'initialize' && mode !== 'before') orphan = true
+        })
+        await copy(x).catch(() => undefined)
+        await x.settle()
+        x.disarmCrash()
+        await x.restart()
+        await copy(x)
+        await x.settle()
+        try {
+          expect(x.service.sentAs('Folder')).toEqual([want])
+          expect(x.service.completed()).toHaveLength(1)
+          expect(x.service.initializeCount('Folder')).toBeLessThanOrEqual(orphan ? 2 : 1)
+          expect(await x.ls()).toEqual([])
         } catch (err) {
           throw new Error(`crash ${mode} call ${k}: ${(err as Error).message}`)
         }
