@@ -89,6 +89,15 @@ export class DownloadApi {
     return h
   }
 
+  /** A download from `downloadUrl`'s file server is likely soon: open a connection to it now. */
+  preconnect(downloadUrl: string): void {
+    try {
+      this.transport.preconnect(new URL(downloadUrl))
+    } catch {
+      // Not a URL: the download itself will say so.
+    }
+  }
+
   /** Bytes [start, end) of a file: exactly end - start of them, or an error after the retries. */
   fetchRange(downloadUrl: string, start: number, end: number, options: SignalOption = {}): Promise<Buffer> {
     checkRange(start, end)

@@ -3,11 +3,12 @@
 // idle) and the caller's AbortSignal. Failures to reach the service become NetworkError;
 // HTTP statuses are returned as they are, for the layers above to judge.
 import { createSecureContext, type SecureContext } from 'node:tls'
-import { Pool } from 'undici'
+import { buildConnector, Pool } from 'undici'
 import type { Dispatcher } from 'undici'
 import { Connectivity } from './connectivity.js'
 import { NetworkError } from './errors.js'
 import type { OfflineOptions, TimeoutOptions } from './options.js'
+import { WarmConnection } from './warm-connections.js'
 
 export type HttpMethod = 'GET' | 'POST'
 
@@ -32,7 +33,7 @@ export function redactUrl(url: URL | string): string {
 }
 
 export class Transport {
-  private readonly pools = new Map<string, Pool>()
+  private readonly pools = new Map<string, { pool: Pool; warm: WarmConnection }>()
   private closed = false
   /** Whether the service answers at all, learnt from every request made here. */
   readonly connectivity: Connectivity
@@ -61,19 +62,28 @@ export class Transport {
     return this.tlsContext
   }
 
-  private pool(origin: string): Pool {
-    let pool = this.pools.get(origin)
-    if (!pool) {
+  private pool(origin: string): { pool: Pool; warm: WarmConnection } {
+    let entry = this.pools.get(origin)
+    if (!entry) {
       if (this.closed) throw new NetworkError('the client is closed', 'CLIENT_CLOSED')
-      pool = new Pool(origin, {
+      const warm = new WarmConnection(buildConnector({ secureContext: this.secureContext(), timeout: this.timeouts.connectMs }), new URL(origin))
+      const pool = new Pool(origin, {
         connections: this.connectionsPerOrigin,
-        connect: { secureContext: this.secureContext(), timeout: this.timeouts.connectMs },
+        connect: warm.connector,
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyIdleMs,
       })
-      this.pools.set(origin, pool)
+      entry = { pool, warm }
+      this.pools.set(origin, entry)
     }
-    return pool
+    return entry
+  }
+
+  /** A request to `url`'s origin is likely soon: open a connection now unless one is open. */
+  preconnect(url: URL): void {
+    if (this.closed || (url.protocol !== 'https:' && url.protocol !== 'http:')) return
+    const { pool, warm } = this.pool(url.origin)
+    if (pool.stats.connected === 0) warm.open()
   }
 
   /** Send one request; the caller must consume or destroy the body. */
@@ -83,7 +93,7 @@ export class Transport {
       throw new NetworkError(`unsupported address ${redactUrl(url)}`, 'BAD_URL')
     }
     try {
-      const res = await this.pool(url.origin).request({
+      const res = await this.pool(url.origin).pool.request({
         path: `${url.pathname}${url.search}`,
         method: req.method,
         headers: req.headers,
@@ -121,7 +131,8 @@ export class Transport {
     this.connectivity.close()
     const pools = [...this.pools.values()]
     this.pools.clear()
-    await Promise.all(pools.map((p) => p.close().catch(() => p.destroy())))
+    for (const { warm } of pools) warm.close()
+    await Promise.all(pools.map(({ pool }) => pool.close().catch(() => pool.destroy())))
   }
 }
 

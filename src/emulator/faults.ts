@@ -38,6 +38,8 @@ export interface Counters {
   /** Thumbnail body bytes handed to the socket (not counted in bytesServed: they are not file bytes). */
   previewBytesServed: number
   refreshCalls: number
+  /** TLS connections accepted by the file servers (each a handshake a client paid for). */
+  fileConnections: number
   /** Requests being answered now (not zeroed by a reset): a test waits for 0 before it counts afresh. */
   inFlight: number
 }
@@ -49,10 +51,15 @@ interface ActiveFault extends FaultSpec {
   remaining: number | null
 }
 
+/** Counters from zero; `inFlight` is a state, not a count, and carries over. */
+function zeroCounters(inFlight: number): Counters {
+  return { routes: {}, bytesServed: 0, bytesHashed: 0, previewBytesServed: 0, refreshCalls: 0, fileConnections: 0, inFlight }
+}
+
 export class Faults {
   private faults: ActiveFault[] = []
   throttle: Throttle = {}
-  counters: Counters = { routes: {}, bytesServed: 0, bytesHashed: 0, previewBytesServed: 0, refreshCalls: 0, inFlight: 0 }
+  counters: Counters = zeroCounters(0)
 
   add(spec: unknown): FaultSpec {
     const fault = parseFault(spec)
@@ -91,7 +98,7 @@ export class Faults {
   }
 
   resetCounters(): void {
-    this.counters = { routes: {}, bytesServed: 0, bytesHashed: 0, previewBytesServed: 0, refreshCalls: 0, inFlight: this.counters.inFlight }
+    this.counters = zeroCounters(this.counters.inFlight)
   }
 
   /** The fault that applies to this request, if any (consuming one of its `count`). */

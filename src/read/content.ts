@@ -91,6 +91,10 @@ export class ReadPath implements FileContent {
     return new Handle(this, file)
   }
 
+  prepare(file: RemoteFile): void {
+    this.source.prepare?.(file)
+  }
+
   get stats(): FetchStats {
     return this.fetcher.stats
   }

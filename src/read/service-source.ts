@@ -14,6 +14,10 @@ export class ServiceRangeSource implements RangeSource {
     return this.client.connectivity
   }
 
+  prepare(file: RemoteFile): void {
+    this.client.download.preconnect(file.downloadUrl)
+  }
+
   streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<Buffer> {
     return this.client.download.streamRangeOnce(file.downloadUrl, start, end, signal)
   }

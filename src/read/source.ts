@@ -42,6 +42,8 @@ export interface RangeSource {
   rangeHash(file: RemoteFile, position: number, length: number, signal?: AbortSignal): Promise<string>
   /** Absent: the source is always reachable (an in-memory source). */
   readonly reachability?: Reachability
+  /** A read of `file` is likely soon: open what its first request needs (a connection) ahead. */
+  prepare?(file: RemoteFile): void
 }
 
 /**
@@ -50,6 +52,8 @@ export interface RangeSource {
  */
 export interface FileContent {
   open(file: RemoteFile): ContentHandle
+  /** A read of `file` is likely soon (its folder was listed): get ready for it. */
+  prepare(file: RemoteFile): void
 }
 
 export interface ContentHandle {

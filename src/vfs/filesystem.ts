@@ -7,7 +7,7 @@ import { idleStatus, type TransferCatalog, type StatusSource } from './catalog.j
 import { FsError, type FileSystemCore, type NodeAttr, type OpenFlags, type StatFs } from './core.js'
 import type { Transfer } from '../api/types.js'
 import { HandleTable } from './handles.js'
-import { filesBelow, type FilesListed, type ListedFile } from './listed.js'
+import { filesBelow, firstFileBelow, type FilesListed, type ListedFile } from './listed.js'
 import { ArrivalWatch, DEFAULT_ARRIVAL_OPTIONS, type ArrivalOptions } from './arrivals.js'
 import type { Arrival } from './inbox-news.js'
 import { MetadataStore, type TransferEntry } from './metadata.js'
@@ -88,7 +88,29 @@ export class TransferFileSystem implements FileSystemCore {
     const names = await this.tree.list(node)
     if (node.kind === 'inbox') this.arrivals?.looked()
     if (this.onFilesListed) this.tellListed(path, node)
+    this.prepareRead(node)
     return names
+  }
+
+  /**
+   * A listing leads to reads of what it shows: the read path gets ready for the first
+   * file (a connection to its file server), so the first read does not wait for that.
+   */
+  private prepareRead(node: Node): void {
+    const openTree = (entry: TransferEntry): TreeDir | null => {
+      const contents = this.store.peekContents(entry)
+      return contents?.state === 'open' ? contents.tree : null
+    }
+    let dir: TreeDir | null = null
+    if (node.kind === 'folder') dir = node.dir
+    else if (node.kind === 'transfer') dir = openTree(node.entry)
+    else if (node.kind === 'inbox') {
+      const listing = this.store.peekInbox()
+      const newest = listing?.names[0]
+      if (listing && newest !== undefined) dir = openTree(listing.byName.get(newest)!)
+    }
+    const file = dir && firstFileBelow(dir)
+    if (file) this.content.prepare(file)
   }
 
   /**

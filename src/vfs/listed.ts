@@ -2,6 +2,7 @@
 // it leads to as the service describes them, with the path and mtime the mount shows.
 // The listener is called synchronously and must only take note (it never delays the readdir).
 import type { FileDto } from '../api/types.js'
+import type { RemoteFile } from '../read/source.js'
 import type { TreeDir } from './transfer-tree.js'
 
 export interface ListedFile {
@@ -21,4 +22,13 @@ export function filesBelow(dir: TreeDir, base: string, mtimeMs: number, out: Lis
     if (child.kind === 'dir') filesBelow(child, `${base}/${name}`, mtimeMs, out)
     else out.push({ path: `${base}/${name}`, dto: child.dto, size: child.remote.size, mtimeMs })
   }
+}
+
+/** The first file of `dir` or the folders below it, or null when there is none. */
+export function firstFileBelow(dir: TreeDir): RemoteFile | null {
+  for (const child of dir.entries.values()) {
+    const found = child.kind === 'dir' ? firstFileBelow(child) : child.remote
+    if (found) return found
+  }
+  return null
 }

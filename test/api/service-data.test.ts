@@ -105,6 +105,28 @@ describe('data under faults', () => {
     expect(routes.download!).toBeGreaterThan(25)
   })
 
+  it('a connection opened ahead serves the first download: no handshake waits for the first byte', async () => {
+    const path = join(h.dir, 'warm.bin')
+    await randomFile(path, 64 * 1024)
+    const sender = h.client()
+    const { file } = await sendOne(sender, 'warm.bin', path)
+    const client = h.client()
+    await h.control('POST', '/counters/reset')
+    client.download.preconnect(file.downloadurl)
+    client.download.preconnect(file.downloadurl)
+    // The handshake happens now, once, before any request.
+    await waitFor(async () => (await h.counters()).fileConnections === 1, 5000)
+    const bytes = await client.download.fetchRange(file.downloadurl, 0, 4096)
+    expect(bytes.equals((await readFile(path)).subarray(0, 4096))).toBe(true)
+    const c = await h.counters()
+    expect(c.fileConnections).toBe(1)
+    expect(c.routes.download).toBe(1)
+    // An open connection needs no other.
+    client.download.preconnect(file.downloadurl)
+    await new Promise((r) => setTimeout(r, 100))
+    expect((await h.counters()).fileConnections).toBe(1)
+  })
+
   it('a corrupted range is detected by its hash', async () => {
     const client = h.client({ retry: fast })
     const source = join(h.dir, 'six.bin')

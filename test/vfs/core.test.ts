@@ -160,6 +160,20 @@ describe('reading', () => {
     expect(fs.openHandles).toBe(0)
   })
 
+  it('a listing readies the read of its first file: the inbox its newest transfer\'s, a transfer folder its own', async () => {
+    const { catalog, content, fs } = setup()
+    const older = catalog.add(withFiles('p1', { sentdate: '2024-01-01T00:00:00Z' }))
+    const newer = catalog.add(withFiles('p2', { sentdate: '2024-02-01T00:00:00Z' }))
+    const names = await fs.readdir('/inbox')
+    // The inbox pages carry each transfer's files: the newest transfer's first file is ready.
+    expect(content.prepared).toEqual([newer.files[0]!.downloadurl])
+    const olderFolder = names.find((n) => n.includes('p1'))!
+    await fs.readdir(`/inbox/${olderFolder}`)
+    expect(content.prepared.at(-1)).toBe(older.files[0]!.downloadurl)
+    await fs.readdir('/sent')
+    expect(content.prepared).toHaveLength(2)
+  })
+
   it('refuses every write outside .password with EROFS', async () => {
     const { catalog, fs } = setup()
     catalog.add(withFiles('w1'))

@@ -162,6 +162,12 @@ export class FakeContent implements FileContent {
   readonly bytes = new Map<string, Buffer>()
   opened = 0
   closed = 0
+  /** Download URLs of the files the core said a read of was likely. */
+  readonly prepared: string[] = []
+
+  prepare(file: RemoteFile): void {
+    this.prepared.push(file.downloadUrl)
+  }
 
   put(file: FileDto, data: Buffer): void {
     this.bytes.set(file.downloadurl, data)
