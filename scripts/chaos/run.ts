@@ -117,7 +117,8 @@ async function main(): Promise<number> {
   const t: Tally = { reads: 0, bytesRead: 0, wrong: [], failed: {}, interrupted: 0, short: 0, latencies: [], copies: 0, copyRetries: 0, restarts: 0 }
   const problems: string[] = []
   let stop = false
-  let keepHome = false
+  // Kept unless the run ends passed: a run cut short by an error keeps its logs too.
+  let keepHome = true
   /** True while the killer has the mount down. */
   let restarting = false
   /** When the mount was killed (ms since the epoch). */

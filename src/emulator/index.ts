@@ -80,7 +80,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
 async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean): Promise<RunningService> {
   await mkdir(dataDir, { recursive: true })
   const clock = new Clock()
-  const cert = createSelfSignedCertificate(new Date(), SETTINGS.certificateTtlMs)
+  const cert = await createSelfSignedCertificate(new Date(), SETTINGS.certificateTtlMs)
   const ca = join(dataDir, 'ca.pem')
   await writeFile(ca, cert.certPem)
   const store = new Store(dataDir, clock)
