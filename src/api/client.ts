@@ -5,8 +5,6 @@ import { ApiCaller } from './api-call.js'
 import type { Connectivity } from './connectivity.js'
 import { Session } from './auth.js'
 import { DownloadApi } from './download.js'
-import { downloadFile } from './download-file.js'
-import type { DownloadFileRequest } from './download-file.js'
 import { Transport } from './http.js'
 import { resolveOptions } from './options.js'
 import type { ClientOptions, ClientOptionsInput } from './options.js'
@@ -38,10 +36,6 @@ export class TransferClient {
     return this.transport.connectivity
   }
 
-  /** A whole file to disk in verified chunks (see download-file.ts). */
-  downloadFile(req: DownloadFileRequest): Promise<void> {
-    return downloadFile(this.download, req)
-  }
 
   /** Close every connection; the client cannot be used afterwards. */
   close(): Promise<void> {

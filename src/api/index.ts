@@ -5,7 +5,6 @@ export { resolveOptions, DEFAULT_RETRY, DEFAULT_TIMEOUTS, DEFAULT_UPLOAD, DEFAUL
 export { ServiceError, NetworkError, IntegrityError, UnsupportedError, NotSignedInError } from './errors.js'
 export type { DetailsQuery, InboxQuery } from './transfers.js'
 export type { RangeHashRequest } from './download.js'
-export type { DownloadFileRequest } from './download-file.js'
 export type { UploadRequest, UploadProgress, UploadSource, ChunkReader } from './upload.js'
 export { planChunks, chunkRange } from './chunk-plan.js'
 export type { ChunkPlan } from './chunk-plan.js'

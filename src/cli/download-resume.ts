@@ -10,7 +10,7 @@ import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import type PQueue from 'p-queue'
 import type { TransferClient } from '../api/client.js'
 import { allOrFirstFailure } from '../api/all-or-first-failure.js'
-import { downloadChunks } from '../api/download-file.js'
+import { spansOf } from '../base/chunk-grid.js'
 import { writeParts } from '../api/file-io.js'
 import { IntegrityError } from '../api/errors.js'
 import { md5OfFile } from '../api/md5.js'
@@ -67,7 +67,7 @@ export async function readState(job: ChunkJob): Promise<SidecarState | null> {
   } catch {
     return null
   }
-  const count = downloadChunks(job.size, job.chunkSize).length
+  const count = spansOf(job.size, job.chunkSize).length
   return { ...state, verified: [...new Set(state.verified)].filter((i) => Number.isInteger(i) && i >= 0 && i < count) }
 }
 
@@ -105,7 +105,7 @@ export async function downloadChunked(job: ChunkJob, o: RunChunksOptions): Promi
       await handle.truncate(job.size)
       await saveState(statePath, state)
     }
-    const chunks = downloadChunks(job.size, job.chunkSize)
+    const chunks = spansOf(job.size, job.chunkSize)
     chunkTotal = chunks.length
     const done = new Set(state.verified)
     for (const i of done) o.onBytes(chunks[i]!.end - chunks[i]!.start)

@@ -10,7 +10,9 @@ import { allOrFirstFailure } from '../api/all-or-first-failure.js'
 import type { Transfer } from '../api/types.js'
 import { SENT_FILE } from '../send/outbox-fs.js'
 import { DEFAULT_SEND_OPTIONS, resolveSendOptions } from '../send/options.js'
-import { chunkCount, chunkLength, newTransferRequest, PARALLEL_FILE_UPLOADS, splitRecipients } from '../send/rules.js'
+import { chunkCount } from '../api/chunk-plan.js'
+import { spanLength } from '../base/chunk-grid.js'
+import { newTransferRequest, PARALLEL_FILE_UPLOADS, splitRecipients } from '../send/rules.js'
 import { FileSentLog } from '../send/sent-log.js'
 import { ServiceSender } from '../send/service-sender.js'
 import { md5OfFile } from '../api/md5.js'
@@ -135,7 +137,7 @@ export function register(program: Command): void {
           return sender.uploadFile({
             ...answer, fileName: f.name, filePath: f.path, size: f.size, chunkSize, confirmed: new Set(), signal,
             onChunkConfirmed: (i) => {
-              sent += chunkLength(f.size, chunkSize, i)
+              sent += spanLength(i, f.size, chunkSize)
               progress.update(sent, label)
             },
           })

@@ -29,8 +29,6 @@ export function applyFolderFlags(opts: Record<string, unknown>, env: NodeJS.Proc
 
 export const CONFIG_FILE_NAME = 'config.json'
 export const TOKEN_FILE_NAME = 'tokens.json'
-/** The token file holds secrets: owner read/write only. */
-export const TOKEN_FILE_MODE = 0o600
 
 export function resolveFolders(env: NodeJS.ProcessEnv = process.env): Folders {
   const base = envPaths('transferfs', { suffix: '' })

@@ -8,7 +8,8 @@
 import { AccessPattern } from './access-pattern.js'
 import { DiskBlockCache, MAX_WRITE_BACKLOG } from './disk-cache.js'
 import { BlockFetcher, DEMAND, MAX_UNJUDGED_PIECES, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
-import { blockSpan, blocksOf, planFetch } from './geometry.js'
+import { spanAt } from '../base/chunk-grid.js'
+import { blocksOf, planFetch } from './geometry.js'
 import { bytesLength, sliceParts, type Bytes } from './bytes.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
@@ -123,7 +124,7 @@ export class ReadPath implements FileContent {
     const key = blockKey(file.cacheKey, block)
     let load = this.diskLoads.get(key)
     if (!load) {
-      const span = blockSpan(block, file.size, this.options.blockSize)
+      const span = spanAt(block, file.size, this.options.blockSize)
       load = (this.disk?.get(file.cacheKey, block, span.end - span.start) ?? Promise.resolve(undefined))
         .then((data) => {
           if (!data) return undefined

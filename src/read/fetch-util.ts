@@ -2,7 +2,7 @@
 // abort always ends.
 import { DeadlineError, IntegrityError, NetworkError, ServiceError } from '../api/errors.js'
 import { classify } from '../api/failure.js'
-import type { Span } from './geometry.js'
+import type { Span } from '../base/chunk-grid.js'
 import type { RemoteFile } from './source.js'
 
 /** Consecutive pieces grouped so each group can be fetched with one Range request. */

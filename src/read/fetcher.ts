@@ -13,7 +13,7 @@ import { IntegrityError, NetworkError } from '../api/errors.js'
 import { withRetry, type RetryEvent } from '../api/retry.js'
 import type { RetryOptions } from '../api/options.js'
 import { abortable, asNetworkError, contiguousRuns, gaveUp, type Trouble } from './fetch-util.js'
-import { blockSpan, piecesOf, type Span } from './geometry.js'
+import { spanAt, spansWithin, type Span } from '../base/chunk-grid.js'
 import { blockKey, type Block } from './memory-cache.js'
 import { pieceHashers, type PieceHashers, type PieceHash } from './piece-hash.js'
 import { RangeHashes } from './range-hashes.js'
@@ -281,8 +281,8 @@ export class BlockFetcher {
     const { file } = fetch
     const { blockSize, pieceSize } = this.settings
     const start = fetch.first * blockSize
-    const end = blockSpan(fetch.end - 1, file.size, blockSize).end
-    const pieces: PieceState[] = piecesOf(start, end, pieceSize).map((span) => ({ span, done: false, failure: null }))
+    const end = spanAt(fetch.end - 1, file.size, blockSize).end
+    const pieces: PieceState[] = spansWithin(start, end, pieceSize).map((span) => ({ span, done: false, failure: null }))
     const signal = fetch.controller.signal
     for (const p of pieces) void this.expectedHash(fetch, p.span).catch(() => {})
     const verified = () => pieces.reduce((n, p) => n + (p.done ? 1 : 0), 0)

@@ -1,11 +1,8 @@
 // Byte-range arithmetic of the read path, pure. Three grids over a file, each a
 // multiple of the next: chunks (the largest Range request), pieces (one GetRangeHash
-// each) and blocks (the cache unit). The last of each may be short at end of file.
-
-export interface Span {
-  start: number
-  end: number
-}
+// each) and blocks (the cache unit). The last of each may be short at end of file; the
+// grid arithmetic itself is the ground floor's (base/chunk-grid.ts).
+import { spanCount } from '../base/chunk-grid.js'
 
 export interface Grid {
   chunkSize: number
@@ -19,16 +16,6 @@ export function blocksOf(position: number, length: number, size: number, blockSi
   const stop = Math.min(size, start + Math.max(0, length))
   if (stop <= start) return { first: 0, end: 0 }
   return { first: Math.floor(start / blockSize), end: Math.ceil(stop / blockSize) }
-}
-
-/** Bytes of block `index`. */
-export function blockSpan(index: number, size: number, blockSize: number): Span {
-  const start = index * blockSize
-  return { start, end: Math.min(size, start + blockSize) }
-}
-
-export function blockCount(size: number, blockSize: number): number {
-  return Math.ceil(size / blockSize)
 }
 
 /**
@@ -47,20 +34,8 @@ export function planFetch(
   const blocksPerChunk = grid.chunkSize / grid.blockSize
   const chunkEnd = (Math.floor(first / blocksPerChunk) + 1) * blocksPerChunk
   const wanted = first + Math.max(1, Math.ceil(windowBytes / grid.blockSize))
-  const limit = Math.min(chunkEnd, wanted, blockCount(size, grid.blockSize))
+  const limit = Math.min(chunkEnd, wanted, spanCount(size, grid.blockSize))
   let end = first + 1
   while (end < limit && !present(end)) end++
   return { first, end }
-}
-
-/** The pieces covering bytes [start, end): aligned to the piece grid, clipped to the range. */
-export function piecesOf(start: number, end: number, pieceSize: number): Span[] {
-  const out: Span[] = []
-  let at = start
-  while (at < end) {
-    const next = Math.min(end, (Math.floor(at / pieceSize) + 1) * pieceSize)
-    out.push({ start: at, end: next })
-    at = next
-  }
-  return out
 }

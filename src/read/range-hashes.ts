@@ -9,7 +9,7 @@ import PQueue from 'p-queue'
 import type { RetryOptions } from '../api/options.js'
 import { withRetry, type RetryEvent } from '../api/retry.js'
 import { within } from './fetch-util.js'
-import type { Span } from './geometry.js'
+import type { Span } from '../base/chunk-grid.js'
 import type { RangeSource, RemoteFile } from './source.js'
 
 /** How the asking read retries: until its deadline, telling of each failed try. */

@@ -8,7 +8,7 @@ import type { RetryOptions } from '../api/options.js'
 import { withRetry } from '../api/retry.js'
 import { bytesLength } from './bytes.js'
 import { gaveUp, within, type Trouble } from './fetch-util.js'
-import type { Span } from './geometry.js'
+import type { Span } from '../base/chunk-grid.js'
 import { md5Of, type RangeHashes } from './range-hashes.js'
 import type { RangeSource, RemoteFile } from './source.js'
 

@@ -50,10 +50,6 @@ export function splitPath(p: string): string[] {
   return parts
 }
 
-export function joinPath(parts: readonly string[]): string {
-  return '/' + parts.join('/')
-}
-
 /** True when `p` is `base` or lies inside it. */
 export function isWithin(p: string, base: string): boolean {
   if (base === '/') return true

@@ -12,7 +12,9 @@ import type { Entry } from './entry.js'
 import { newJournalRecord, type JournalFile, type JournalRecord } from './journal.js'
 import { isTemporaryName } from './names.js'
 import type { InitializeAnswer } from './ports.js'
-import { chunkCount, chunkLength, confirmedBytes, initializeRequest, PARALLEL_FILE_UPLOADS, splitRecipients } from './rules.js'
+import { chunkCount } from '../api/chunk-plan.js'
+import { spanLength } from '../base/chunk-grid.js'
+import { confirmedBytes, initializeRequest, PARALLEL_FILE_UPLOADS, splitRecipients } from './rules.js'
 import { holdsJournaled, sameFiles, takeSnapshot, type KnownMd5 } from './snapshot.js'
 
 /** What a send needs of the engine that runs it. */
@@ -172,7 +174,7 @@ export function uploadJournaled(host: SendHost, e: Entry, rec: JournalRecord, t:
       const list = (rec.confirmed[f.name] ??= [])
       if (list.includes(index)) return
       list.push(index)
-      e.sentBytes += chunkLength(f.size, rec.chunkSize, index)
+      e.sentBytes += spanLength(index, f.size, rec.chunkSize)
       sample(e, host.d.clock.now())
       host.track(host.d.journal.save(rec))
     },

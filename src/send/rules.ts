@@ -1,6 +1,7 @@
 // The rules of one send that need no state: which errors are refusals (the one failure
-// policy's word), how a chunk grid looks, what initialize is asked.
+// policy's word), what initialize is asked.
 import { ServiceError } from '../api/errors.js'
+import { spanLength } from '../base/chunk-grid.js'
 import type { InitializeRequest } from '../api/types.js'
 import type { JournalRecord } from './journal.js'
 import { isEmailAddress } from './names.js'
@@ -21,14 +22,6 @@ export function describeError(err: unknown): string {
 
 /** Files of one transfer uploaded at once (the service recommends 2 to 4). */
 export const PARALLEL_FILE_UPLOADS = 4
-
-export function chunkCount(size: number, chunkSize: number): number {
-  return Math.max(1, Math.ceil(size / chunkSize))
-}
-
-export function chunkLength(size: number, chunkSize: number, index: number): number {
-  return Math.max(0, Math.min(chunkSize, size - index * chunkSize))
-}
 
 /**
  * A recipient list split the way the service takes it: initialize accepts e-mail
@@ -62,6 +55,6 @@ export function initializeRequest(j: JournalRecord, o: TransferSettings, existin
 
 export function confirmedBytes(j: JournalRecord): number {
   let n = 0
-  for (const f of j.files) for (const i of new Set(j.confirmed[f.name] ?? [])) n += chunkLength(f.size, j.chunkSize, i)
+  for (const f of j.files) for (const i of new Set(j.confirmed[f.name] ?? [])) n += spanLength(i, f.size, j.chunkSize)
   return n
 }

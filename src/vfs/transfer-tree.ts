@@ -95,14 +95,3 @@ function finish(raw: RawDir, reserved: readonly string[] = []): TreeDir {
   return { kind: 'dir', entries }
 }
 
-/** The node at `parts` below `dir`, or undefined. */
-export function findInTree(dir: TreeDir, parts: readonly string[]): TreeNode | undefined {
-  let node: TreeNode = dir
-  for (const part of parts) {
-    if (node.kind !== 'dir') return undefined
-    const next: TreeNode | undefined = node.entries.get(part)
-    if (!next) return undefined
-    node = next
-  }
-  return node
-}

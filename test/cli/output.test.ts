@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { IntegrityError, NetworkError, NotSignedInError, ServiceError } from '../../src/api/errors.js'
 import { SettingsError } from '../../src/config/index.js'
 import { outputPaths } from '../../src/cli/download.js'
-import { downloadChunks } from '../../src/api/download-file.js'
+import { spansOf } from '../../src/base/chunk-grid.js'
 import { EXIT, exitCodeOf, UsageError } from '../../src/cli/output/exit-codes.js'
 import { formatBytes, parseSince } from '../../src/cli/output/format.js'
 import { colorEnabled, makeStyle } from '../../src/cli/output/style.js'
@@ -100,8 +100,8 @@ describe('download names', () => {
   })
 
   it('chunks cover the file exactly, the last one shorter', () => {
-    expect(downloadChunks(10, 4).length).toBe(3)
-    expect(downloadChunks(10, 4)).toEqual([{ start: 0, end: 4 }, { start: 4, end: 8 }, { start: 8, end: 10 }])
+    expect(spansOf(10, 4).length).toBe(3)
+    expect(spansOf(10, 4)).toEqual([{ start: 0, end: 4 }, { start: 4, end: 8 }, { start: 8, end: 10 }])
   })
 })
 

@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { AccessPattern } from '../../src/read/access-pattern.js'
-import { blockSpan, blocksOf, piecesOf, planFetch } from '../../src/read/geometry.js'
+import { spanAt, spansWithin } from '../../src/base/chunk-grid.js'
+import { blocksOf, planFetch } from '../../src/read/geometry.js'
 import { resolveReadOptions } from '../../src/read/options.js'
 
 const KiB = 1024
@@ -21,18 +22,18 @@ describe('geometry', () => {
           expect(end).toBe(first)
           return
         }
-        expect(blockSpan(first, size, bs).start).toBeLessThanOrEqual(pos)
-        expect(blockSpan(end - 1, size, bs).end).toBeGreaterThanOrEqual(stop)
-        expect(blockSpan(first, size, bs).end).toBeGreaterThan(pos)
-        expect(blockSpan(end - 1, size, bs).start).toBeLessThan(stop)
+        expect(spanAt(first, size, bs).start).toBeLessThanOrEqual(pos)
+        expect(spanAt(end - 1, size, bs).end).toBeGreaterThanOrEqual(stop)
+        expect(spanAt(first, size, bs).end).toBeGreaterThan(pos)
+        expect(spanAt(end - 1, size, bs).start).toBeLessThan(stop)
       }),
     )
   })
 
-  it('piecesOf tiles a range on the piece grid', () => {
+  it('spansWithin tiles a range on the piece grid', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 1, max: 300 }), (a, len, ps) => {
-        const pieces = piecesOf(a, a + len, ps)
+        const pieces = spansWithin(a, a + len, ps)
         let at = a
         for (const p of pieces) {
           expect(p.start).toBe(at)
