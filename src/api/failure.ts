@@ -41,6 +41,11 @@ export function isUnreachable(err: unknown): boolean {
   return NOT_SENT_CODES.has(err.systemCode) || TLS_CODE.test(err.systemCode)
 }
 
+/** The service says the transfer (or what was asked of it) does not exist. */
+export function isServiceNotFound(err: unknown): boolean {
+  return err instanceof ServiceError && (err.responsestatus === 'NotFound' || err.httpStatus === STATUS.notFound)
+}
+
 /** The service's certificate was not accepted. */
 export function isUntrustedCertificate(err: unknown): boolean {
   return err instanceof NetworkError && err.systemCode !== null && TLS_CODE.test(err.systemCode)

@@ -7,6 +7,7 @@ import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { TransferClient } from '../api/client.js'
 import { ServiceError } from '../api/errors.js'
+import { isServiceNotFound } from '../api/failure.js'
 import type { Download, Transfer } from '../api/types.js'
 import { TRANSFER_JSON } from '../vfs/transfer-tree.js'
 import { commonFlags, readStdinValue, terminalWidth, withClient, type CommonOptions } from './output/command.js'
@@ -69,10 +70,6 @@ export async function resolveTransferRef(arg: string): Promise<TransferRef> {
   throw new UsageError(`${text} is not a transfer's folder`, 'give a transfer id, or a folder of a mount whose name ends in "(<id>)"')
 }
 
-function isNotFound(err: unknown): boolean {
-  return err instanceof ServiceError && (err.httpStatus === 404 || err.responsestatus === 'NotFound')
-}
-
 /** The transfer's details with every file; an unknown id is tried as a trackid before giving up. */
 export async function fetchTransfer(client: TransferClient, ref: TransferRef, password?: string): Promise<Transfer> {
   const query = { filesLimit: -1, password }
@@ -82,11 +79,11 @@ export async function fetchTransfer(client: TransferClient, ref: TransferRef, pa
     try {
       return await client.transfers.details(ref.either, query)
     } catch (err) {
-      if (!isNotFound(err)) throw err
+      if (!isServiceNotFound(err)) throw err
       try {
         return await client.transfers.details(null, { ...query, trackId: ref.either })
       } catch (second) {
-        throw isNotFound(second) ? new CliError(`no transfer with the id or trackid ${ref.either}`, EXIT.notFound,
+        throw isServiceNotFound(second) ? new CliError(`no transfer with the id or trackid ${ref.either}`, EXIT.notFound,
           'check the id; `transferfs inbox` lists the transfers you received') : second
       }
     }

@@ -34,7 +34,7 @@ export interface FileToSend {
   md5: string
 }
 
-interface SendOptions extends CommonOptions {
+interface SendFlags extends CommonOptions {
   to: string[]
   subject?: string
   message?: string
@@ -109,7 +109,7 @@ export function register(program: Command): void {
       'transferfs send a.txt b.txt --password "$SECRET" --notify',
       'transferfs send big.iso --json | jq -r .url',
     ],
-  }).action(action(async (paths: string[], opts: SendOptions) => {
+  }).action(action(async (paths: string[], opts: SendFlags) => {
     // It writes into the data folder (the sent log); the files it reads are the user's.
     createOwnerOnly()
     const { files, subject: defaultSubject } = await collectFiles(paths)

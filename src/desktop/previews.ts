@@ -4,7 +4,7 @@
 // Nothing here ever holds up a filesystem operation, and a failure is only logged: the
 // file manager then shows its generic icon, as it would without us.
 import type { FileDto } from '../api/types.js'
-import { decodeImage } from '../image/thumbnail.js'
+import { decodeImage } from '../base/thumbnail.js'
 import type { Logger } from '../fuse/log.js'
 import type { ListedFile } from '../vfs/listed.js'
 import { fileUri, type ThumbnailCache, type ThumbnailSubject } from './thumbnail-cache.js'

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { encodePng, fitWithin, readPngText, type Rgba } from '../image/thumbnail.js'
+import { encodePng, fitWithin, readPngText, type Rgba } from '../base/thumbnail.js'
 
 /** The standard's sizes: longest side in px of each folder's thumbnails. */
 export const THUMBNAIL_SIZES = { normal: 128, large: 256 } as const

@@ -1,5 +1,5 @@
 // The service's clock: real time plus an offset that the test controls move forward.
-export class Clock {
+export class ServiceClock {
   private offsetMs = 0
 
   now(): number {

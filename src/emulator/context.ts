@@ -1,6 +1,6 @@
 // What every route of the local service shares.
 import { createHmac } from 'node:crypto'
-import type { Clock } from './clock.js'
+import type { ServiceClock } from './clock.js'
 import type { Faults } from './faults.js'
 import type { FileHashPool } from '../base/file-hash-pool.js'
 import type { MailLog } from './maillog.js'
@@ -8,7 +8,7 @@ import type { Store, StoredTransfer } from './store.js'
 
 export interface ServiceContext {
   store: Store
-  clock: Clock
+  clock: ServiceClock
   faults: Faults
   mail: MailLog
   apiKey: string

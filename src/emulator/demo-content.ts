@@ -8,7 +8,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { deflateSync } from 'node:zlib'
-import { drawImage, encodeJpeg, encodePng, pngChunk, type Rgba } from '../image/thumbnail.js'
+import { drawImage, encodeJpeg, encodePng, pngChunk, type Rgba } from '../base/thumbnail.js'
 import { crc32, zipLayout } from './zip.js'
 
 export interface DemoFile {

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import type { ServiceAnnouncement } from '../api/types.js'
 import { apiHandler } from './api.js'
 import { createSelfSignedCertificate } from './cert.js'
-import { Clock } from './clock.js'
+import { ServiceClock } from './clock.js'
 import type { ServiceContext } from './context.js'
 import { seedDemo } from './demo.js'
 import { Faults } from './faults.js'
@@ -79,7 +79,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
 
 async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean): Promise<RunningService> {
   await mkdir(dataDir, { recursive: true })
-  const clock = new Clock()
+  const clock = new ServiceClock()
   const cert = await createSelfSignedCertificate(new Date(), SETTINGS.certificateTtlMs)
   const ca = join(dataDir, 'ca.pem')
   await writeFile(ca, cert.certPem)

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises'
 import { Writable } from 'node:stream'
 import { crc32 } from 'node:zlib'
 import type { Download, TransferState } from '../api/types.js'
-import type { Clock } from './clock.js'
+import type { ServiceClock } from './clock.js'
 import { SETTINGS } from './settings.js'
 
 export interface ContactGroupDef {
@@ -149,7 +149,7 @@ export class Store {
   /** Told of each file stored (the service makes its thumbnail then, as a real one would). */
   onFileStored: ((file: StoredFile) => void) | undefined
 
-  constructor(readonly dataDir: string, readonly clock: Clock) {}
+  constructor(readonly dataDir: string, readonly clock: ServiceClock) {}
 
   createUser(spec: NewUser): User {
     if (this.userByEmail(spec.email)) throw new Error(`an account for ${spec.email} exists`)

@@ -9,7 +9,7 @@
 // from here, so a test that finds a thumbnail in the cache knows it is a real one.
 import { readFile } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { decodeImage, encodeJpeg, fitWithin } from '../image/thumbnail.js'
+import { decodeImage, encodeJpeg, fitWithin } from '../base/thumbnail.js'
 import type { ServiceContext } from './context.js'
 import { deliverBuffer } from './delivery.js'
 import { access } from './download.js'

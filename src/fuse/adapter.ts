@@ -7,7 +7,7 @@
 import type Fuse from 'fuse-native'
 import { bytesLength, copyBytes, isBytes } from '../read/bytes.js'
 import type { FileSystemCore, NodeAttr, StatFs } from '../vfs/core.js'
-import { describeError, ERRNO, errnoOf } from './errno.js'
+import { errorForLog, ERRNO, errnoOf } from './errno.js'
 import { silentLogger, type Logger } from './log.js'
 
 type FuseOps = Fuse.FuseOps
@@ -127,7 +127,7 @@ export class FuseAdapter {
       },
       (err: unknown) => {
         const errno = errnoOf(err)
-        if (!st.answered) this.log.debug(`${op} ${path}: ${describeError(err)} → -${errno}`)
+        if (!st.answered) this.log.debug(`${op} ${path}: ${errorForLog(err)} → -${errno}`)
         answer([-errno])
       },
     )

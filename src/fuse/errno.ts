@@ -62,7 +62,7 @@ export function errnoOf(err: unknown): number {
 }
 
 /** A short description for the debug log: class, code and status, never a secret-bearing message body. */
-export function describeError(err: unknown): string {
+export function errorForLog(err: unknown): string {
   if (err instanceof FsError) return `FsError ${err.code}`
   if (err instanceof ServiceError) return `ServiceError ${err.httpStatus} ${err.responsestatus ?? ''}`.trim()
   if (err instanceof NetworkError) return `${err.name} ${err.systemCode ?? ''}`.trim()

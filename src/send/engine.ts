@@ -14,12 +14,11 @@ import { isWithin } from './names.js'
 import type { SendOptions } from './options.js'
 import { runSend, type SendHost } from './pipeline.js'
 import type { KnownMd5 } from './snapshot.js'
-import type { Clock, Sender, SentLog } from './ports.js'
-import { describeError, isRefusal } from './rules.js'
+import type { Clock } from '../base/clock.js'
+import type { Sender, SentLog } from './ports.js'
+import { failureReason, isRefusal } from './rules.js'
 import type { OutboxTree } from './tree.js'
 
-export type { Entry, EntryPhase, FinishedSend } from './entry.js'
-export { describeError, isRefusal } from './rules.js'
 
 export interface EngineDeps {
   options: SendOptions
@@ -285,7 +284,7 @@ export class SendEngine implements SendHost {
 
   private failed(e: Entry, gen: number, signal: AbortSignal, err: unknown): void {
     if (this.halted || e.gen !== gen || signal.aborted) return
-    e.lastError = describeError(err)
+    e.lastError = failureReason(err)
     const j = e.journal
     if (isRefusal(err)) {
       if (j) j.initializing = false

@@ -1,6 +1,6 @@
 // The state the engine keeps per outbox entry, and what it remembers of finished sends.
 import type { JournalRecord } from './journal.js'
-import type { CancelTimer } from './ports.js'
+import type { CancelTimer } from '../base/clock.js'
 
 export type EntryPhase = 'settling' | 'waiting' | 'queued' | 'sending' | 'failed'
 

@@ -1,5 +1,5 @@
-// What the send core needs from the outside, as ports the lead adapts: the service
-// (Sender), the list the vfs reads for sent/ (SentLog), and time (Clock).
+// What the send core needs from the outside, as ports the mount adapts: the service
+// (Sender) and the list the vfs reads for sent/ (SentLog). Time is the ground floor's Clock.
 import type { InitializeRequest, InitializeResult, Transfer } from '../api/types.js'
 
 export type InitializeAnswer = Pick<InitializeResult, 'transferid' | 'transferkey' | 'transferurl'>
@@ -60,12 +60,4 @@ export interface SentLog {
   /** Durable when it resolves. */
   record(entry: SentRecord): Promise<void>
   list(): Promise<SentRecord[]>
-}
-
-export type CancelTimer = () => void
-
-/** Time as the core sees it; tests pass a ManualClock to settle without waiting. */
-export interface Clock {
-  now(): number
-  setTimer(ms: number, fn: () => void): CancelTimer
 }

@@ -10,7 +10,7 @@ import type { SendOptions } from './options.js'
 /** A refusal: the service said no for a reason a retry cannot change (bad address, too large, ...). */
 export { isRefusal } from '../api/failure.js'
 
-export function describeError(err: unknown): string {
+export function failureReason(err: unknown): string {
   if (err instanceof ServiceError) {
     const what = err.responsestatus ?? `HTTP ${err.httpStatus}`
     const why = err.errormessage ?? err.message

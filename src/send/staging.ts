@@ -7,7 +7,7 @@ import path from 'node:path'
 import { FsError, type FsErrorCode } from '../vfs/core.js'
 import { writeFileDurably } from './durable.js'
 import { isWithin, splitPath } from './names.js'
-import type { CancelTimer, Clock } from './ports.js'
+import type { CancelTimer, Clock } from '../base/clock.js'
 
 const KNOWN_CODES = new Set<string>([
   'ENOENT', 'EACCES', 'EPERM', 'EIO', 'EROFS', 'EEXIST', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY', 'EINVAL', 'ENOSPC',

@@ -1,6 +1,6 @@
 // What is being sent, how far, and what failed: a snapshot for `.status` (text) and
 // `transferfs status` (JSON). Never holds a secret (no keys, no password).
-import type { Entry, FinishedSend } from './engine.js'
+import type { Entry, FinishedSend } from './entry.js'
 
 export type SendState = 'queued' | 'settling' | 'waiting' | 'sending' | 'done' | 'failed'
 

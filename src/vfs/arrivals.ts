@@ -7,7 +7,7 @@
 // missing), and the metadata store tells each arrival once.
 import type { TransferCatalog } from './catalog.js'
 import type { MetadataStore } from './metadata.js'
-import type { Clock } from './settings.js'
+import type { Clock } from '../base/clock.js'
 
 export interface ArrivalOptions {
   /** ms: between two checks while someone looks at the inbox. */

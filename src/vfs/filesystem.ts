@@ -15,7 +15,8 @@ import { mimeTypeOf } from './mime.js'
 import { NAME_MAX_BYTES } from './names.js'
 import { isDirectory, linkFile, transferJson, transferOf, TreeResolver, type Node } from './nodes.js'
 import type { TreeDir } from './transfer-tree.js'
-import { systemClock, vfsSettings, type Clock, type VfsSettings } from './settings.js'
+import { systemClock, type Clock } from '../base/clock.js'
+import { vfsSettings, type VfsSettings } from './settings.js'
 
 const S_IFDIR = 0o040000
 const S_IFREG = 0o100000

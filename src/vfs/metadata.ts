@@ -10,13 +10,15 @@
 // - by-id/<id or trackid> opens any transfer the caller can see, expired, cancelled or
 //   deleted included: those show only their `.transfer.json` (which says why).
 import { ServiceError } from '../api/errors.js'
+import { isServiceNotFound } from '../api/failure.js'
 import type { Transfer } from '../api/types.js'
 import type { Account, TransferCatalog } from './catalog.js'
 import { FsError } from './core.js'
 import { disambiguate, transferFolderName } from './names.js'
 import { InboxNews } from './inbox-news.js'
 import { Refreshing, type RefreshPolicy } from './refreshing.js'
-import type { Clock, VfsSettings } from './settings.js'
+import type { Clock } from '../base/clock.js'
+import type { VfsSettings } from './settings.js'
 import { buildTransferTree, type TreeDir } from './transfer-tree.js'
 
 const MAX_BY_ID_LOOKUPS = 4096
@@ -68,10 +70,6 @@ function trackRef(trackid: string): TransferRef {
 
 function statusOf(error: unknown): string | null {
   return error instanceof ServiceError ? error.responsestatus : null
-}
-
-function isNotFound(error: unknown): boolean {
-  return error instanceof ServiceError && (error.responsestatus === 'NotFound' || error.httpStatus === 404)
 }
 
 function needsPassword(error: unknown): boolean {
@@ -312,7 +310,7 @@ export class MetadataStore {
         this.passwords.delete(ref.key)
         return { state: 'locked' }
       }
-      if (isNotFound(error)) return { state: 'gone' }
+      if (isServiceNotFound(error)) return { state: 'gone' }
       throw error
     }
   }

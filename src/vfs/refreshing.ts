@@ -2,7 +2,7 @@
 // anyone wait: after the first load every reader gets the cached value at once, a stale
 // one starts a refresh in the background (stale-while-revalidate), concurrent refreshes
 // share one call, and a failed refresh keeps the last value (the service may be offline).
-import type { Clock } from './settings.js'
+import type { Clock } from '../base/clock.js'
 
 export interface RefreshPolicy {
   clock: Clock

@@ -58,7 +58,8 @@ export function where(path: string): Where {
   return { area: 'inner' }
 }
 
-export function isNotFound(err: unknown): boolean {
+/** The path is not there (ENOENT, or a file where a folder was expected). */
+export function isMissingPath(err: unknown): boolean {
   return err instanceof FsError && (err.code === 'ENOENT' || err.code === 'ENOTDIR')
 }
 

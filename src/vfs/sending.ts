@@ -10,7 +10,7 @@ import type { Bytes } from '../read/bytes.js'
 import type { TransferFileSystem } from './filesystem.js'
 import { HandleTable } from './handles.js'
 import { splitPath } from './nodes.js'
-import { FORWARD_FILE, isNotFound, parseAddresses, where, type SendingParts, type StagingTree } from './sending-paths.js'
+import { FORWARD_FILE, isMissingPath, parseAddresses, where, type SendingParts, type StagingTree } from './sending-paths.js'
 
 export { FORWARD_FILE, parseAddresses, type SendingParts, type StagingTree } from './sending-paths.js'
 
@@ -54,7 +54,7 @@ export class SendingFileSystem implements FileSystemCore {
       await this.parts.additions.getattr(p)
       return true
     } catch (err) {
-      if (isNotFound(err)) return false
+      if (isMissingPath(err)) return false
       throw err
     }
   }
@@ -91,7 +91,7 @@ export class SendingFileSystem implements FileSystemCore {
         try {
           return await this.parts.additions.getattr(await this.staged(w))
         } catch (err) {
-          if (!isNotFound(err)) throw err
+          if (!isMissingPath(err)) throw err
           return this.inner.getattr(path)
         }
       }
@@ -105,11 +105,11 @@ export class SendingFileSystem implements FileSystemCore {
     if (w.area === 'forward') throw new FsError('ENOTDIR')
     if (w.area !== 'sent') return this.inner.readdir(path)
     const remote = await this.inner.readdir(path).catch((err: unknown) => {
-      if (isNotFound(err)) return null
+      if (isMissingPath(err)) return null
       throw err
     })
     const local = await this.parts.additions.readdir(await this.staged(w)).catch((err: unknown) => {
-      if (isNotFound(err)) return null
+      if (isMissingPath(err)) return null
       throw err
     })
     if (remote === null && local === null) throw new FsError('ENOENT')
@@ -299,7 +299,7 @@ export class SendingFileSystem implements FileSystemCore {
     if (w.area === 'sent' && w.rest.length > 0) {
       const p = await this.staged(w)
       const remote = await this.inner.getattr(path).then(() => true, (err: unknown) => {
-        if (isNotFound(err)) return false
+        if (isMissingPath(err)) return false
         throw err
       })
       if (remote || (await this.isStaged(p))) throw new FsError('EEXIST')

@@ -22,14 +22,6 @@ export const VFS_DEFAULTS: Readonly<Omit<VfsSettings, 'uid' | 'gid'>> = {
   detailsConcurrency: 4,
 }
 
-/** Time as the model sees it; tests inject a fake one to step TTLs without timers. */
-export interface Clock {
-  /** Unix ms. */
-  now(): number
-}
-
-export const systemClock: Clock = { now: () => Date.now() }
-
 export function vfsSettings(overrides: Partial<VfsSettings> = {}): VfsSettings {
   return {
     ...VFS_DEFAULTS,

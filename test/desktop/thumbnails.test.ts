@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { thumbnailUrlOf } from '../../src/desktop/previews.js'
 import { fileUri, ThumbnailCache, thumbnailName, thumbnailRoot } from '../../src/desktop/thumbnail-cache.js'
 import { arrivalNotification, notifySendArgs, sentNotification } from '../../src/desktop/notify.js'
-import { decodeImage, encodePng, fitWithin, readPngText, type Rgba } from '../../src/image/thumbnail.js'
+import { decodeImage, encodePng, fitWithin, readPngText, type Rgba } from '../../src/base/thumbnail.js'
 import { makeTransfer } from '../vfs/fakes.js'
 
 function gradient(width: number, height: number): Rgba {

@@ -3,7 +3,7 @@
 import { constants as C, promises as fsp } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { ManualClock } from '../../src/send/clock.js'
+import { ManualClock } from '../support/manual-clock.js'
 import type { SendOptions } from '../../src/send/options.js'
 import { OutboxFs } from '../../src/send/outbox-fs.js'
 import { FakeService, type Call, type FakeSender } from './fake-service.js'

@@ -1,3 +1,4 @@
+import { systemClock } from '../../src/base/clock.js'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ArrivalWatch, DEFAULT_ARRIVAL_OPTIONS } from '../../src/vfs/arrivals.js'
 import { TransferFileSystem } from '../../src/vfs/filesystem.js'
@@ -86,7 +87,7 @@ describe('arrivals', () => {
 
     it('one check per 8 s while the inbox was listed in the last minute, one per 50 s otherwise', async () => {
       vi.useFakeTimers({ now: Date.UTC(2026, 10, 25, 12) })
-      const clock = { now: () => Date.now() }
+      const clock = systemClock
       const catalog = new FakeCatalog()
       const fs = new TransferFileSystem({ catalog, content: new FakeContent(), clock })
       catalog.add(makeTransfer({ id: 'a', sentdate: clock.now() - HOUR }))

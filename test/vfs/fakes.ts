@@ -1,20 +1,17 @@
 // In-memory stand-ins for the ports of src/vfs: a TransferCatalog that answers as the
-// service's contract says (decisions.md: PasswordRequired, AccessDenied, NotFound, owner
-// view with the key), a FileContent over byte buffers, and a clock the test moves.
+// service's contract says (PasswordRequired, AccessDenied, NotFound, the owner's view
+// with the key), a FileContent over byte buffers, and a clock the test moves.
 import { createHash } from 'node:crypto'
 import { NetworkError, ServiceError } from '../../src/api/errors.js'
 import type { FileDto, Transfer } from '../../src/api/types.js'
 import type { ContentHandle, FileContent, RemoteFile } from '../../src/read/source.js'
 import type { Account, DetailsOptions, InboxListing, SentRef, TransferCatalog } from '../../src/vfs/catalog.js'
-import type { Clock } from '../../src/vfs/settings.js'
+import { ManualClock } from '../support/manual-clock.js'
 
-export class FakeClock implements Clock {
-  constructor(public t = Date.UTC(2026, 10, 25, 12, 0, 0)) {}
-  now(): number {
-    return this.t
-  }
-  advance(ms: number): void {
-    this.t += ms
+/** The manual clock, from the date the fake transfers are made around. */
+export class FakeClock extends ManualClock {
+  constructor(start = Date.UTC(2026, 10, 25, 12, 0, 0)) {
+    super(start)
   }
 }
 

@@ -29,7 +29,7 @@ export function hintFor(err: unknown): string | null {
 }
 
 /** The message of an error, without the stack. */
-export function describeError(err: unknown): string {
+export function messageOf(err: unknown): string {
   if (isAbort(err)) return 'interrupted'
   if (err instanceof Error) return err.message || err.name
   return String(err)
@@ -37,7 +37,7 @@ export function describeError(err: unknown): string {
 
 export function reportError(err: unknown, stream: NodeJS.WriteStream = process.stderr): void {
   const style = styleFor(stream)
-  stream.write(`${style.red('transferfs:')} ${describeError(err)}\n`)
+  stream.write(`${style.red('transferfs:')} ${messageOf(err)}\n`)
   const hint = hintFor(err)
   if (hint) stream.write(`${style.dim('hint:')} ${hint}\n`)
 }

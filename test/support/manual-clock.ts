@@ -1,14 +1,5 @@
-// The real clock, and a manual one tests advance by hand.
-import type { CancelTimer, Clock } from './ports.js'
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimer(ms, fn) {
-    const t = setTimeout(fn, Math.max(0, ms))
-    t.unref?.()
-    return () => clearTimeout(t)
-  },
-}
+// A clock whose time moves only when a test says so; due timers fire in order, synchronously.
+import type { CancelTimer, Clock } from '../../src/base/clock.js'
 
 interface PendingTimer { at: number; seq: number; fn: () => void }
 

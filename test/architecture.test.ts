@@ -1,0 +1,92 @@
+// The dependency rules of src/, read from the import statements: the ground floor imports
+// nothing of ours, the client nothing but the ground floor, the read path nothing above
+// it, the local service nothing of the client but its types, and no folder loops back.
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src')
+
+interface Edge { from: string; to: string }
+
+/** Every relative import in src/, as paths relative to src/ ("read/content.ts" -> "api/client.ts"). */
+function imports(): Edge[] {
+  const edges: Edge[] = []
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const full = path.join(dir, name)
+      if (statSync(full).isDirectory()) walk(full)
+      else if (name.endsWith('.ts')) {
+        const text = readFileSync(full, 'utf8')
+        for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?['"](\.{1,2}\/[^'"]+)['"]|\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g)) {
+          const spec = (m[1] ?? m[2]) as string
+          const target = path.resolve(path.dirname(full), spec).replace(/\.js$/, '.ts')
+          edges.push({ from: path.relative(SRC, full), to: path.relative(SRC, target) })
+        }
+      }
+    }
+  }
+  walk(SRC)
+  return edges
+}
+
+/** The folder of a path in src/ ('' for a file at the top, such as version.ts). */
+const folder = (p: string): string => (p.includes('/') ? p.slice(0, p.indexOf('/')) : '')
+
+const EDGES = imports()
+const across = EDGES.filter((e) => folder(e.from) !== folder(e.to))
+
+/** What `from` imports outside itself that `allowed` does not admit, as "file -> file". */
+function breaches(from: string, allowed: (to: string) => boolean): string[] {
+  return across.filter((e) => folder(e.from) === from && !allowed(e.to)).map((e) => `${e.from} -> ${e.to}`)
+}
+
+const ground = (to: string): boolean => folder(to) === 'base' || folder(to) === ''
+
+describe('dependency rules of src/', () => {
+  it('reads the imports it judges', () => {
+    // A parser that found nothing would pass every rule below.
+    expect(across.length).toBeGreaterThan(100)
+    expect(across).toContainEqual({ from: 'read/service-source.ts', to: 'api/client.ts' })
+  })
+
+  it('the ground floor (base/ and the top-level files) imports nothing of ours', () => {
+    expect(breaches('base', (to) => folder(to) === 'base')).toEqual([])
+    expect(breaches('', (to) => folder(to) === '')).toEqual([])
+  })
+
+  it('api imports nothing of ours but the ground floor', () => {
+    expect(breaches('api', ground)).toEqual([])
+  })
+
+  it('read imports only api and the ground floor (never vfs, send or cli)', () => {
+    expect(breaches('read', (to) => ground(to) || folder(to) === 'api')).toEqual([])
+  })
+
+  it('emulator imports only the API types and the ground floor', () => {
+    expect(breaches('emulator', (to) => ground(to) || to === 'api/types.ts')).toEqual([])
+  })
+
+  it('no folder imports, through any path, a folder that imports it', () => {
+    const graph = new Map<string, Set<string>>()
+    for (const e of across) {
+      const set = graph.get(folder(e.from)) ?? new Set<string>()
+      set.add(folder(e.to))
+      graph.set(folder(e.from), set)
+    }
+    const reach = (start: string): Set<string> => {
+      const seen = new Set<string>()
+      const todo = [...(graph.get(start) ?? [])]
+      while (todo.length) {
+        const f = todo.pop() as string
+        if (seen.has(f)) continue
+        seen.add(f)
+        todo.push(...(graph.get(f) ?? []))
+      }
+      return seen
+    }
+    const loops = [...graph.keys()].filter((f) => reach(f).has(f)).map((f) => `${f || '(top)'} reaches itself`)
+    expect(loops).toEqual([])
+  })
+})
