@@ -83,7 +83,7 @@ export class DownloadApi {
   }
 
   private headers(range?: { start: number; end: number }): Record<string, string> {
-    // The API key is optional on downloads but recommended (interface, Authentication 5).
+    // The API key is optional on downloads, but the service's interface recommends sending it.
     const h: Record<string, string> = { [HEADER.apiKey]: this.apiKey }
     if (range) h[HEADER.range] = `bytes=${range.start}-${range.end - 1}`
     return h

@@ -1,7 +1,7 @@
-// Every name the client and the service must agree on, and that the interface leaves
-// to decisions.md: paths, query names, header names, the HTTP status of each condition
-// and the Complete contract. Pointing the client at a service that differs means
-// editing this module only.
+// Every name the client and the service must agree on where the service's published
+// interface shows none (docs/design.md): paths, query names, header names, the HTTP
+// status of each condition and the Complete contract. Pointing the client at a service
+// that differs means editing this module only.
 
 /** Header names. */
 export const HEADER = {
@@ -74,7 +74,7 @@ export const RANGE_HASH_QUERY = {
   length: 'length',
 } as const
 
-/** Build the body of Complete (decisions.md: exactly these two properties). */
+/** Build the body of Complete: exactly these two properties, both required (docs/design.md, Complete). */
 export function completeBody(transferId: string, transferKey: string): Record<string, string> {
   return { transferid: transferId, transferkey: transferKey }
 }

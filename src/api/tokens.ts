@@ -1,9 +1,9 @@
-// The session on disk: a JSON file readable by its owner only (0600), replaced
-// atomically (write a temporary file, fsync, rename) so that a crash never leaves a
-// half-written file and never loses the one refresh token that still works.
-import { randomBytes } from 'node:crypto'
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises'
+// The session on disk: a JSON file readable by its owner only (0600), replaced durably
+// (base/durable-file.ts) so that a crash never leaves a half-written file and never loses
+// the one refresh token that still works.
+import { mkdir, readFile, rm } from 'node:fs/promises'
 import { dirname } from 'node:path'
+import { writeFileDurably } from '../base/durable-file.js'
 
 export interface StoredSession {
   email: string | null
@@ -45,27 +45,7 @@ export class TokenStore {
     if (!this.path) return
     const dir = dirname(this.path)
     await mkdir(dir, { recursive: true, mode: 0o700 })
-    const tmp = `${this.path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
-    const handle = await open(tmp, 'wx', 0o600)
-    try {
-      await handle.writeFile(JSON.stringify(session, null, 2) + '\n', 'utf8')
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    try {
-      await rename(tmp, this.path)
-    } catch (err) {
-      await rm(tmp, { force: true })
-      throw err
-    }
-    // The rename itself is durable only once the directory is synced.
-    try {
-      const d = await open(dir, 'r')
-      try { await d.sync() } finally { await d.close() }
-    } catch {
-      // Some file systems refuse fsync on a directory; the rename is still atomic.
-    }
+    await writeFileDurably(this.path, JSON.stringify(session, null, 2) + '\n')
   }
 
   async clear(): Promise<void> {

@@ -1,4 +1,4 @@
-// Wire types of the Transfer Service interface (../shared/spec/transfer-service-interface.md).
+// Wire types of the Transfer Service's published interface (version 2.0).
 // This is the one module the client (src/api) and the local service (src/emulator) share:
 // field names and types exactly as the interface publishes them.
 
@@ -32,7 +32,7 @@ export const SERVICE_STATUSES = [
 
 export type ServiceStatus = (typeof SERVICE_STATUSES)[number]
 
-/** errorcode of a responsestatus (decisions.md: its zero-based position in the enumeration). */
+/** errorcode of a responsestatus: its zero-based position in the enumeration (docs/design.md). */
 export function errorCodeOf(status: ServiceStatus): number {
   return SERVICE_STATUSES.indexOf(status)
 }

@@ -42,6 +42,15 @@ export function sharedFileHashPool(): FileHashPool {
   return (shared ??= new FileHashPool(SHARED_WORKERS))
 }
 
+/**
+ * Lowercase hex MD5 of a file, or of `length` bytes of it from `position` (null: to its
+ * end), read and hashed on the shared worker threads: the thread that serves FUSE or
+ * drives a command's requests never spends time on it.
+ */
+export function md5OfFile(path: string, position = 0, length: number | null = null, signal?: AbortSignal): Promise<string> {
+  return sharedFileHashPool().md5(path, position, length, signal)
+}
+
 export class FileHashPool {
   private readonly pool: WorkerPool<HashJob, string>
 

@@ -8,7 +8,7 @@ import path from 'node:path'
 import {
   configFilePath, displayValue, envName, flagName, loadSettings, resolveFolders, parseSettingValue, SETTINGS, type LoadedSettings, type SettingSpec,
 } from '../config/index.js'
-import { writeFileDurably } from '../send/durable.js'
+import { writeFileDurably } from '../base/durable-file.js'
 import { commonFlags, readStdinValue, terminalWidth, type CommonOptions } from './output/command.js'
 import { action } from './output/errors.js'
 import { UsageError } from './output/exit-codes.js'

@@ -9,13 +9,12 @@
 import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import type PQueue from 'p-queue'
 import type { TransferClient } from '../api/client.js'
-import { allOrFirstFailure } from '../api/all-or-first-failure.js'
+import { allOrFirstFailure } from '../base/all-or-first-failure.js'
 import { spansOf } from '../base/chunk-grid.js'
 import { writeParts } from '../api/file-io.js'
 import { IntegrityError } from '../api/errors.js'
-import { md5OfFile } from '../api/md5.js'
-import { writeFileDurably } from '../send/durable.js'
-import { sharedFileHashPool } from '../base/file-hash-pool.js'
+import { writeFileDurably } from '../base/durable-file.js'
+import { md5OfFile } from '../base/file-hash-pool.js'
 
 export const PART_SUFFIX = '.part'
 export const STATE_SUFFIX = '.part.state'
@@ -122,7 +121,7 @@ export async function downloadChunked(job: ChunkJob, o: RunChunksOptions): Promi
         digest: hashed
           ? async (got) => {
             await writeParts(handle, got, start)
-            return sharedFileHashPool().md5(part, start, end - start)
+            return md5OfFile(part, start, end - start)
           }
           : undefined,
       })

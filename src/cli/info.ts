@@ -169,7 +169,7 @@ export function renderInfo(t: Transfer, opts: { files: boolean; style: Style; wi
   const downloads = [...(t.downloads ?? [])].sort((a, b) => a.downloaddate - b.downloaddate)
   out += `\n${style.bold(`Download tracking (${downloads.length})`)}\n`
   if (downloads.length) out += renderTable(downloadColumns(true), downloads, style, opts.width)
-  // Only the sender's view carries the key; others never see tracking (interface, Visibility).
+  // Only the sender's view carries the key; others never see tracking (docs/design.md, Visibility).
   else out += t.key == null ? "shown to the transfer's sender only\n" : 'no downloads yet\n'
   if (opts.files) {
     const files = t.files ?? []

@@ -1,4 +1,4 @@
-// The JSON envelope, HTTP statuses per responsestatus (decisions.md), request bodies and query values.
+// The JSON envelope, HTTP statuses per responsestatus (docs/design.md), request bodies and query values.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { randomUUID } from 'node:crypto'
 import { errorCodeOf, type Envelope, type ServiceStatus, type ValidationError } from '../api/types.js'

@@ -3,19 +3,19 @@
 const DAY_MS = 24 * 60 * 60 * 1000
 
 export const SETTINGS = {
-  /** logintoken lifetime (interface: 7 days), ms. */
+  /** logintoken lifetime (the service publishes 7 days), ms. */
   loginTokenTtlMs: 7 * DAY_MS,
-  /** refreshtoken lifetime (interface: 3 months), ms. */
+  /** refreshtoken lifetime (the service publishes 3 months), ms. */
   refreshTokenTtlMs: 90 * DAY_MS,
-  /** Largest accepted upload request body (decisions.md: 50 MiB), bytes. */
+  /** Largest accepted upload request body; a bigger one answers 400 (docs/design.md, Uploads), bytes. */
   maxUploadBodyBytes: 50 * 1024 * 1024,
   /** Largest accepted JSON request body, bytes. */
   maxJsonBodyBytes: 1024 * 1024,
-  /** Wrong transfer passwords in a row before a captcha is required (decisions.md). */
+  /** Wrong transfer passwords in a row before a captcha is required (docs/design.md, Transfer details). */
   wrongPasswordsBeforeCaptcha: 5,
-  /** Recipients per transfer when the account sets none (decisions.md), count. */
+  /** Recipients per transfer when the account sets none (docs/design.md, Forward), count. */
   defaultMaxRecipients: 50,
-  /** Inbox page size when the caller gives no `take` (interface: system default 1000), items. */
+  /** Inbox page size when the caller gives no `take` (the service's published default), items. */
   defaultInboxTake: 1000,
   /** Days until expiry for an anonymous sender, and an account's default `defaultdays`. */
   defaultDays: 14,

@@ -1,4 +1,4 @@
-// Stored transfers as the wire types show them, with the interface's visibility rules applied.
+// Stored transfers as the wire types show them to a given caller (docs/design.md, Visibility).
 import type { ContactGroup, Download, FileDto, InboxOwner, Transfer } from '../api/types.js'
 import { downloadToken, type ServiceContext } from './context.js'
 import { SETTINGS } from './settings.js'

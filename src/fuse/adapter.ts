@@ -1,5 +1,5 @@
 // The thin layer between fuse-native callbacks and the FileSystemCore. Its one job is
-// the callback contract of fuse-native (research/fuse-native.md, rule 4): every
+// the callback contract of fuse-native (docs/design.md, FUSE): every
 // callback is answered exactly once, always with a number (0, -errno, or a byte count);
 // anything else (null, undefined, an Error, a positive errno) hangs the caller forever
 // or returns garbage bytes. Each op also has its own deadline, shorter than

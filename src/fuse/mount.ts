@@ -1,8 +1,7 @@
-// Mounting and unmounting one FileSystemCore with fuse-native, with the options and
-// traps of research/fuse-native.md (rules 2, 3, 10, 12, 13): raw big_writes, a stale
-// mount cleaned first, fusermount -uz after a failed mount, readiness checked with an
-// async stat (a sync call into our own mount deadlocks), an external unmount noticed
-// through /proc/self/mountinfo.
+// Mounting and unmounting one FileSystemCore with fuse-native, with its options and
+// traps handled (docs/design.md, FUSE): raw big_writes, a stale mount cleaned first,
+// fusermount -uz after a failed mount, readiness checked with an async stat (a sync call
+// into our own mount deadlocks), an external unmount noticed through /proc/self/mountinfo.
 import Fuse from 'fuse-native'
 import { execFile } from 'node:child_process'
 import { readdir, stat, writeFile } from 'node:fs/promises'
@@ -132,7 +131,7 @@ function fuseOptions(adapter: FuseAdapter, settings: MountSettings): FuseOptions
   }
 }
 
-/** Root only, best effort: more readahead and more background requests hide fetch latency (research §3). */
+/** Root only, best effort: more readahead and background requests keep more reads in flight, hiding latency. */
 async function tuneKernel(m: MountEntry, settings: MountSettings, log: Logger): Promise<void> {
   if (process.getuid?.() !== 0) return
   const tries: Array<[string, string]> = []

@@ -1,7 +1,8 @@
 // Per-handle detection of sequential reading and the fetch sizes it earns. Pure state,
-// no I/O. Small first, big later (fuse-anchors lesson 2): a run starts with a head-sized
-// fetch and each further fetch of the run is twice the last, up to a whole chunk (rclone's
-// chunk doubling); having read R bytes in sequence, the prefetch keeps 2R ahead (up to
+// no I/O. Small first, big later (thumbnailers and type sniffers read only a file's first
+// bytes; a whole chunk for them is waste): a run starts with a head-sized fetch and each
+// further fetch of the run is twice the last, up to a whole chunk (rclone's chunk
+// doubling); having read R bytes in sequence, the prefetch keeps 2R ahead (up to
 // readAhead). A jump away starts a new run, so random reads stay small and a peek at a
 // file's first bytes costs one head fetch.
 

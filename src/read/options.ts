@@ -1,5 +1,5 @@
-// Settings of the read path, each with its default and unit in one place. The lead
-// maps them from src/config; everything here is plain bytes, counts and milliseconds.
+// Settings of the read path, each with its default and unit in one place. src/cli maps
+// them from src/config (readOptionsOf); everything here is plain bytes, counts and milliseconds.
 const KiB = 1024
 const MiB = 1024 * KiB
 const GiB = 1024 * MiB

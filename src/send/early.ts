@@ -14,7 +14,7 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import PQueue from 'p-queue'
-import { sharedFileHashPool } from '../base/file-hash-pool.js'
+import { md5OfFile } from '../base/file-hash-pool.js'
 import type { Entry } from './entry.js'
 import { newJournalRecord, type JournalFile } from './journal.js'
 import { isTemporaryName, isWithin } from './names.js'
@@ -142,7 +142,7 @@ export class EarlyUploads {
     const t = await this.transferOf(e, s, info)
     const j = e.journal
     if (!t || !j || j.transfer !== t || stale()) return
-    const md5 = await sharedFileHashPool().md5(full, 0, null, signal)
+    const md5 = await md5OfFile(full, 0, null, signal)
     if (stale() || j.transfer !== t || j.files.some((f) => f.name === rel)) return
     const file: JournalFile = { name: rel, rel, size: st.size, md5 }
     s.known.set(rel, { size: file.size, md5 })

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import { isTempOfDurableWrite, removeDurably, writeFileDurably } from './durable.js'
+import { isTempOfDurableWrite, removeDurably, writeFileDurably } from '../base/durable-file.js'
 import type { InitializeAnswer } from './ports.js'
 
 export interface JournalFile {
@@ -39,7 +39,7 @@ export interface JournalRecord {
   completed: boolean
   /**
    * The contact groups among the recipients were forwarded to (after Complete: only
-   * forward resolves group names). Absent in records written before groups were sent.
+   * forward resolves group names). A record without the field reads as not forwarded.
    */
   groupsForwarded?: boolean
   url: string | null

@@ -1,6 +1,6 @@
-// Settings of the send path, each with its default and unit in one place. The lead maps
-// them from src/config (settleMs, message, days, notify, confirmation, password); the
-// rest are tuning knobs with safe defaults.
+// Settings of the send path, each with its default and unit in one place. src/cli maps
+// some from src/config (sendOptionsOf: settleMs, uploadWhileCopying, minFreeBytes, message,
+// days, notify, confirmation, password); the rest are tuning knobs with safe defaults.
 import { VERSION } from '../version.js'
 
 const MiB = 1024 * 1024
@@ -45,7 +45,7 @@ export interface SendOptions {
   password: string | null
   /**
    * Contact group names that make a top-level folder a recipient folder (case-insensitive),
-   * besides e-mail addresses. The lead fills it from the account's contact groups.
+   * besides e-mail addresses. The mount fills it from the account's contact groups.
    */
   recipientGroups: string[]
   /** Version written into `sourcedetails` ("transferfs/<version>"). */

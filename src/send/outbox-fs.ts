@@ -5,8 +5,8 @@
 //
 // Choices: symbolic links are stored (cp -a and rsync -a need them) and reported back,
 // but never sent and never followed by us; chmod/chown are stored and reported, not
-// applied; extended attributes are not implemented (research rule 8: storing
-// system.posix_acl_* breaks cp -a's modes).
+// applied; extended attributes are not implemented (storing system.posix_acl_* would
+// break cp -a's modes: it sets them through the ACL instead of chmod).
 import { constants as C, promises as fsp, type Stats } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'

@@ -5,7 +5,7 @@
 // (never completed) and a new one initialized.
 import path from 'node:path'
 import PQueue from 'p-queue'
-import { allOrFirstFailure } from '../api/all-or-first-failure.js'
+import { allOrFirstFailure } from '../base/all-or-first-failure.js'
 import type { Transfer } from '../api/types.js'
 import type { EngineDeps } from './engine.js'
 import type { Entry } from './entry.js'

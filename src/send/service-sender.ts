@@ -7,7 +7,7 @@
 import type { FileHandle } from 'node:fs/promises'
 import { open } from 'node:fs/promises'
 import PQueue from 'p-queue'
-import { allOrFirstFailure } from '../api/all-or-first-failure.js'
+import { allOrFirstFailure } from '../base/all-or-first-failure.js'
 import { planChunks } from '../api/chunk-plan.js'
 import { ServiceError } from '../api/errors.js'
 import type { TransferClient } from '../api/client.js'

@@ -5,7 +5,7 @@
 // compare with a journaled send and to record the sent transfer.
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import { sharedFileHashPool } from '../base/file-hash-pool.js'
+import { md5OfFile } from '../base/file-hash-pool.js'
 import type { JournalFile } from './journal.js'
 import { isTemporaryName } from './names.js'
 
@@ -61,9 +61,8 @@ function hashing(found: ReadonlyArray<{ rel: string; full: string; size: number 
     const k = known.get(f.rel)
     return { name: f.rel || entryName, rel: f.rel, size: f.size, md5: k && k.size === f.size ? k.md5 : '' }
   })
-  const pool = sharedFileHashPool()
   const hashed = Promise.all(found.map(async (f, i) => {
-    if (files[i]!.md5 === '') files[i]!.md5 = await pool.md5(f.full, 0, null, signal)
+    if (files[i]!.md5 === '') files[i]!.md5 = await md5OfFile(f.full, 0, null, signal)
   })).then(() => undefined)
   // Whoever needs the MD5s awaits this and sees the failure; a send given up before that never does.
   hashed.catch(() => undefined)

@@ -5,7 +5,7 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { FsError, type FsErrorCode } from '../vfs/core.js'
-import { writeFileDurably } from './durable.js'
+import { writeFileDurably } from '../base/durable-file.js'
 import { isWithin, splitPath } from './names.js'
 import type { CancelTimer, Clock } from '../base/clock.js'
 

@@ -5,6 +5,7 @@
 // `intervalMs`, and once more when stopped (with `running: false`).
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
+import { writeFileAtomically } from '../base/durable-file.js'
 import { renderStatusJson, renderStatusText, type SendStatus } from './status.js'
 
 export const STATUS_JSON_FILE = 'status.json'
@@ -60,12 +61,12 @@ export class StatusFiles {
       const json = JSON.stringify(comparable)
       const stale = Date.now() - (this.lastWrite ?? 0) > 5 * this.intervalMs
       if (json !== this.lastJson || stale) {
-        await writeAtomically(this.jsonFile, renderStatusJson(content))
+        await writeFileAtomically(this.jsonFile, renderStatusJson(content))
         this.lastJson = json
         this.lastWrite = Date.now()
       }
       if (text !== this.lastText) {
-        await writeAtomically(this.textFile, text)
+        await writeFileAtomically(this.textFile, text)
         this.lastText = text
       }
     }).catch(() => undefined)
@@ -78,12 +79,6 @@ export class StatusFiles {
     this.timer = null
     await this.update(false)
   }
-}
-
-async function writeAtomically(file: string, text: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`
-  await fsp.writeFile(tmp, text, { mode: 0o600 })
-  await fsp.rename(tmp, file)
 }
 
 /** status.json as a reader finds it, or null when no mount ever wrote one. */

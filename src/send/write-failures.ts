@@ -4,7 +4,7 @@
 // truncated to nothing, as `cp` does) or removed, and it survives a remount: it is kept
 // on disk with the journal's care.
 import { promises as fsp } from 'node:fs'
-import { writeFileDurably } from './durable.js'
+import { writeFileDurably } from '../base/durable-file.js'
 import { isWithin } from './names.js'
 
 export class WriteFailures {

@@ -46,7 +46,7 @@ export interface TransferCatalog {
   sentIds(): Promise<SentRef[]>
 }
 
-/** The text of `/.status`; the send module provides the real one later. */
+/** The text of `/.status` in the read-only tree; the mount serves the send module's (vfs/sending.ts). */
 export interface StatusSource {
   text(): string
 }

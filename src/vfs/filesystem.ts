@@ -1,6 +1,7 @@
-// The filesystem core for now: the read-only tree of the mount (inbox, sent, an empty
-// outbox, by-id, .status), plus the one writable node, a locked transfer's `.password`.
-// Everything else that would change the tree answers EROFS.
+// The read-only tree of the mount (inbox, sent, an empty outbox, by-id, .status), plus
+// its one writable node, a locked transfer's `.password`. Everything else that would
+// change the tree answers EROFS; the outbox and additions to sent transfers are the
+// sending layer over it (sending.ts).
 import type { ContentHandle, FileContent } from '../read/source.js'
 import type { Bytes } from '../read/bytes.js'
 import { idleStatus, type TransferCatalog, type StatusSource } from './catalog.js'

@@ -3,7 +3,7 @@
 // lookup and readdir are answered from here; only a first visit of something waits for
 // the service. Passwords given through `.password` live here, in memory only.
 //
-// What is shown (the inbox's default excludes expired transfers, decisions.md):
+// What is shown (by default the inbox leaves expired transfers out: docs/design.md, Inbox):
 // - inbox/ and sent/ list only complete transfers that have not expired. An expired
 //   transfer's downloads answer 404, so listing it would show files that cannot be read;
 //   cancelled and deleted transfers leave the inbox; unfinished ones are still uploading.

@@ -49,7 +49,7 @@ export class TreeResolver {
       case 'root': return [...ROOT_NAMES]
       case 'inbox': return (await this.store.inbox()).names
       case 'sent': return (await this.store.sent()).names
-      // The outbox is a later issue; by-id opens transfers by name but lists none.
+      // The sending layer (sending.ts) lists the outbox; by-id opens transfers by name but lists none.
       case 'outbox': case 'by-id': return []
       case 'transfer': {
         const contents = await this.store.contents(node.entry)

@@ -151,7 +151,7 @@ export class SendingFileSystem implements FileSystemCore {
   }
 
   async setxattr(path: string, name: string, value: Buffer): Promise<void> {
-    // Rule 8: nothing is stored, so cp -a and mv fall back to chmod.
+    // Nothing is stored, so cp -a and mv fall back to chmod (docs/design.md, FUSE).
     if (await this.isLocal(path)) throw new FsError('EOPNOTSUPP')
     return this.inner.setxattr(path, name, value)
   }

@@ -1,5 +1,5 @@
 // The single-flight refresh and the token file, without a service: the caller of the
-// service is replaced by a small scripted one that answers like decisions.md says.
+// service is replaced by a small scripted one that answers like docs/design.md says.
 // The same behaviour is tested against the real local service in service-auth.test.ts.
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'

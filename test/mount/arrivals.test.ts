@@ -9,7 +9,7 @@ import { run, TS_REGISTER, unmountAll, waitFor } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { CLI, login, mount, useAccount, type Account } from './harness.js'
 
-/** ms: the "within 10 s while someone looks", and room for a slow machine. */
+/** ms: the README's "within 10 s" while someone looks at inbox/ (Desktop), and room for a slow machine. */
 const WATCHED_WITHIN_MS = 10_000
 const SLOW_MACHINE_MARGIN_MS = 8_000
 

@@ -1,8 +1,6 @@
 // What the real-mount tests share: the local service, a transferfs account set up the
 // way a user would (TRANSFERFS_* environment, `transferfs login`), a mount daemon
 // running the real `mount` command, and the service's view of the inbox to compare with.
-import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -107,12 +105,8 @@ export async function filesBelow(dir: string): Promise<FoundFile[]> {
   return out
 }
 
-/** MD5 of a file, streamed (run from this process: the mount lives in another one). */
-export async function md5OfFile(file: string): Promise<string> {
-  const h = createHash('md5')
-  for await (const piece of createReadStream(file, { highWaterMark: 1024 * 1024 })) h.update(piece as Buffer)
-  return h.digest('hex')
-}
+/** MD5 of a file, read on worker threads of this process (the mount lives in another one). */
+export { md5OfFile } from '../../src/base/file-hash-pool.js'
 
 /** Sorted "md5 size" lines: a transfer's content, whatever its files are called. */
 export function contentOf(files: Array<{ md5: string | null; size: number | null }>): string[] {

@@ -324,8 +324,8 @@ describe('read path', () => {
 
   it('regression: a read right after a jump back is not joined to the prefetch the jump away cancelled', async () => {
     // fast-check seed -929147680: a sequential read starts one-block prefetches, a jump to the
-    // end of the file cancels them, and the next sequential read from the start used to join
-    // those cancelled (still pending) fetches and fail with "AbortError: no reader left".
+    // end of the file cancels them, and the next sequential read from the start must not join
+    // those cancelled (still pending) fetches: joined, it fails with "AbortError: no reader left".
     const source = new MemorySource()
     source.bufferSize = 1000
     const data = randomBytes(13686)

@@ -107,7 +107,7 @@ export class Harness {
   }
 }
 
-// ---- the op sequences real tools send (research/fuse-native.md §6) ------------------------
+// ---- the op sequences real tools send (cp, cp -a, rsync -a, tar x, dd, vim) --------------
 
 async function writeAll(fs: OutboxFs, p: string, fh: number, data: Buffer, block = 4096, at = 0): Promise<void> {
   for (let off = 0; off < data.length; off += block) await fs.write(p, fh, data.subarray(off, off + block), at + off)

@@ -21,7 +21,7 @@ function find(r: ApiRequest, id: string, trackid: string | undefined): { transfe
   return { transfer, recipient }
 }
 
-/** The password rule of decisions.md; after too many wrong passwords only the captcha set by the operator unlocks. */
+/** A protected transfer needs its password, and after too many wrong ones in a row the captcha the operator set. */
 export function checkPassword(ctx: ServiceContext, transfer: StoredTransfer, password: string | undefined, captcha: string | undefined): void {
   if (transfer.password === null) return
   const locked = transfer.wrongPasswords >= SETTINGS.wrongPasswordsBeforeCaptcha
