@@ -30,8 +30,6 @@ export interface RetryOptions {
 }
 
 export interface UploadOptions {
-  /** Bytes per chunk (constant per file); between 5 MB and 50 MB. */
-  chunkSize: number
   /** Chunks of one file in flight at once (the interface allows at most 4). */
   parallelChunks: number
   /** Tries of one chunk, the first included (chunks retry more: 406/449 are expected). */
@@ -39,10 +37,6 @@ export interface UploadOptions {
 }
 
 export interface DownloadOptions {
-  /** Bytes per ranged request when a whole file is fetched in chunks (the interface recommends 50 MiB). */
-  chunkSize: number
-  /** Ranged requests in flight at once (the interface recommends at most 4). */
-  parallelChunks: number
   /** Tries of one range, the first included; a hash mismatch counts as a failed try. */
   maxTries: number
 }
@@ -92,14 +86,11 @@ export const DEFAULT_OFFLINE: OfflineOptions = {
 }
 
 export const DEFAULT_UPLOAD: UploadOptions = {
-  chunkSize: 16 * 1024 * 1024,
   parallelChunks: 4,
   maxTries: 10,
 }
 
 export const DEFAULT_DOWNLOAD: DownloadOptions = {
-  chunkSize: 50 * 1024 * 1024,
-  parallelChunks: 4,
   maxTries: 10,
 }
 

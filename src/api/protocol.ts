@@ -109,6 +109,9 @@ export const CHUNK_LIMITS = {
   max: 50_000_000,
 } as const
 
+/** The upload chunk size: the largest the service takes, so the fewest requests. */
+export const UPLOAD_CHUNK_BYTES = CHUNK_LIMITS.max
+
 /** A query value as the service expects it: booleans lowercase, lists comma-separated. */
 export function queryValue(value: string | number | boolean | readonly string[]): string {
   if (typeof value === 'boolean') return value ? 'true' : 'false'

@@ -10,7 +10,7 @@ import { statusError } from './envelope.js'
 import type { Transport } from './http.js'
 import { md5Base64 } from './md5.js'
 import type { RetryOptions, UploadOptions } from './options.js'
-import { buildQuery, HEADER, STATUS, UPLOAD_QUERY } from './protocol.js'
+import { buildQuery, HEADER, STATUS, UPLOAD_CHUNK_BYTES, UPLOAD_QUERY } from './protocol.js'
 import { withRetry } from './retry.js'
 
 /** Bytes [start, end) of the file being sent. */
@@ -34,7 +34,7 @@ export interface UploadRequest {
   /** Name in the transfer (may contain a path). */
   fileName: string
   source: UploadSource
-  /** Bytes per chunk; the client's setting when absent. */
+  /** Bytes per chunk; the largest the service takes (UPLOAD_CHUNK_BYTES) when absent. */
   chunkSize?: number
   /** Chunk indices already confirmed by the service in an earlier attempt (same chunk size!). */
   confirmed?: Iterable<number>
@@ -79,7 +79,7 @@ export class UploadApi {
       read = req.source.read
     }
     try {
-      const plan = planChunks(size, req.chunkSize ?? this.options.chunkSize)
+      const plan = planChunks(size, req.chunkSize ?? UPLOAD_CHUNK_BYTES)
       await this.sendChunks(req, plan, read)
       return plan
     } finally {

@@ -10,7 +10,7 @@ import { NotSignedInError } from '../api/errors.js'
 import type { ClientOptionsInput } from '../api/options.js'
 import { FOLDER_FLAGS } from '../config/paths.js'
 import { silentLogger, type Logger } from '../fuse/log.js'
-import { flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings } from '../config/index.js'
+import { flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings, type SettingTarget } from '../config/index.js'
 import type { ReachabilityState } from '../api/connectivity.js'
 import { ReadPath, type ReadHealth } from '../read/content.js'
 import type { ServiceHealth } from '../send/status.js'
@@ -107,19 +107,21 @@ export async function createClient(loaded: LoadedSettings, extra: Partial<Client
   })
 }
 
+/** The settings the table marks as `target`'s options, under the options' own names. */
+function optionsFor(loaded: LoadedSettings, target: SettingTarget): Record<string, unknown> {
+  return Object.fromEntries(SETTINGS.filter((spec) => spec.feeds === target).map((spec) => [spec.key, loaded.settings[spec.key]]))
+}
+
 export function readOptionsOf(loaded: LoadedSettings): Partial<ReadOptions> {
   const s = loaded.settings
   return {
+    ...optionsFor(loaded, 'read'),
     // The read path retries until the mount's read deadline, less a margin so that the
     // read answers with its own reason before the FUSE adapter's deadline answers EIO.
     deadlineMs: Math.max(1000, s.readTimeoutMs - READ_ANSWER_MARGIN_MS),
     // Reads the kernel's readahead sends ahead of the reader are still one sequential run.
     sequentialSlack: Math.max(DEFAULT_READ_OPTIONS.sequentialSlack, 2 * s.readAheadKb * 1024),
-    chunkSize: s.chunkSize,
-    memoryCacheSize: s.memoryCacheBytes,
-    diskCacheSize: s.diskCacheBytes,
     diskCacheDir: path.join(loaded.folders.cache, CHUNK_CACHE_DIR),
-    maxConcurrentFetches: s.maxConcurrentFetches,
   }
 }
 
@@ -132,8 +134,7 @@ export interface ComposedMount {
 }
 
 export function sendOptionsOf(loaded: LoadedSettings): Partial<SendOptions> {
-  const s = loaded.settings
-  return { settleMs: s.settleMs, uploadWhileCopying: s.uploadWhileCopying, minFreeBytes: s.minFreeBytes, message: s.message, days: s.days, notify: s.notify, confirmation: s.confirmation, password: s.password }
+  return optionsFor(loaded, 'send')
 }
 
 /** The status's word on the service: unreachable outranks reads that retry. */
@@ -193,7 +194,7 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
     sentFolderOf: (id) => folderNameOf(tree.store.peekSent(), id),
   })
   const tree = new MountedFileSystem({
-    catalog, content, settings: { listingTtlMs: loaded.settings.listingTtlMs },
+    catalog, content, settings: optionsFor(loaded, 'vfs'),
     onFilesListed: desktop.onFilesListed,
     arrivals: { onArrivals: (arrivals) => desktop.onArrivals(arrivals) },
   }, { content, client, desktop })

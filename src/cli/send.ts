@@ -119,7 +119,7 @@ export function register(program: Command): void {
       const { addresses, groups } = splitRecipients(opts.to)
       const total = files.reduce((n, f) => n + f.size, 0)
       const request = newTransferRequest(subject, total, addresses, resolveSendOptions(sendOptionsOf(loaded)))
-      const chunkSize = DEFAULT_SEND_OPTIONS.chunkSize
+      const chunkSize = DEFAULT_SEND_OPTIONS.uploadChunkSize
       const progress = startProgress({ title: 'send', total, quiet: opts.json })
       const interrupt = ctrlC()
       let transfer: Transfer

@@ -1,7 +1,9 @@
 // Every setting of transferfs in one place (rclone's options struct): its default,
 // its unit, its flag and its environment variable. Resolution order, highest first:
 // command-line flags > TRANSFERFS_* environment > config file > defaults.
+import { DEFAULT_READ_OPTIONS } from '../read/options.js'
 import { DEFAULT_SEND_OPTIONS } from '../send/options.js'
+import { VFS_DEFAULTS } from '../vfs/settings.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -77,34 +79,42 @@ export interface SettingSpec {
   description: string
   /** Never printed or logged. */
   secret?: boolean
+  /**
+   * The module whose option of the same name this setting is (its default is that
+   * module's own); the command line builds the module's options from these rows.
+   */
+  feeds?: SettingTarget
 }
 
-function spec(key: SettingKey, kind: Kind, def: Settings[SettingKey], unit: string, description: string, secret = false): SettingSpec {
-  return { key, kind, nullable: def === null, default: def, unit, description, secret }
+/** Modules whose options settings set by name: the read path, the send path, the filesystem model. */
+export type SettingTarget = 'read' | 'send' | 'vfs'
+
+function spec(key: SettingKey, kind: Kind, def: Settings[SettingKey], unit: string, description: string, more: { secret?: boolean; feeds?: SettingTarget } = {}): SettingSpec {
+  return { key, kind, nullable: def === null, default: def, unit, description, secret: more.secret ?? false, ...(more.feeds ? { feeds: more.feeds } : {}) }
 }
 
 /** The table of all settings; flags and env names derive from the key (apiUrl → --api-url, TRANSFERFS_API_URL). */
 export const SETTINGS: readonly SettingSpec[] = [
   spec('apiUrl', 'string', null, 'URL', 'base URL of the Transfer Service API'),
-  spec('apiKey', 'string', null, '', 'API key (x-api-key)', true),
+  spec('apiKey', 'string', null, '', 'API key (x-api-key)', { secret: true }),
   spec('ca', 'string', null, 'path', 'PEM file of extra certificate authorities to trust'),
   spec('allowOther', 'bool', false, '', 'let other users see the mount'),
-  spec('chunkSize', 'bytes', 50 * MiB, 'bytes', 'size of one ranged fetch and cache entry'),
-  spec('memoryCacheBytes', 'bytes', 512 * MiB, 'bytes', 'memory for read buffers: cached blocks, pieces being fetched and hashed, blocks waiting for the disk cache'),
-  spec('diskCacheBytes', 'bytes', 10 * GiB, 'bytes', 'disk chunk cache size'),
-  spec('listingTtlMs', 'ms', 30_000, 'ms', 'how long a listing is reused before a refresh'),
+  spec('chunkSize', 'bytes', DEFAULT_READ_OPTIONS.chunkSize, 'bytes', 'size of one ranged fetch and cache entry', { feeds: 'read' }),
+  spec('memoryCacheBytes', 'bytes', DEFAULT_READ_OPTIONS.memoryCacheBytes, 'bytes', 'memory for read buffers: cached blocks, pieces being fetched and hashed, blocks waiting for the disk cache', { feeds: 'read' }),
+  spec('diskCacheBytes', 'bytes', DEFAULT_READ_OPTIONS.diskCacheBytes, 'bytes', 'disk chunk cache size', { feeds: 'read' }),
+  spec('listingTtlMs', 'ms', VFS_DEFAULTS.listingTtlMs, 'ms', 'how long a listing is reused before a refresh', { feeds: 'vfs' }),
   spec('readTimeoutMs', 'ms', 60_000, 'ms', 'deadline of one read on the mount'),
   spec('metadataTimeoutMs', 'ms', 15_000, 'ms', 'deadline of a metadata operation on the mount'),
   spec('writeTimeoutMs', 'ms', 60_000, 'ms', 'deadline of a write, flush or close on the mount'),
-  spec('maxConcurrentFetches', 'int', 4, 'count', 'chunk fetches in flight at once'),
-  spec('settleMs', 'ms', 3000, 'ms', 'quiet time before an outbox entry is sent'),
-  spec('uploadWhileCopying', 'bool', DEFAULT_SEND_OPTIONS.uploadWhileCopying, '', 'upload each file of an outbox entry once it is closed, while the rest is copied; the transfer is completed once the entry has settled'),
-  spec('minFreeBytes', 'bytes', DEFAULT_SEND_OPTIONS.minFreeBytes, 'bytes', 'free space the outbox keeps on the data folder\'s disk (a write past it fails with ENOSPC)'),
-  spec('message', 'string', null, '', 'message of sent transfers'),
-  spec('days', 'int', null, 'days', 'days until sent transfers expire (-1 = permanent)'),
-  spec('notify', 'bool', null, '', 'e-mail the sender after downloads'),
-  spec('confirmation', 'bool', null, '', 'e-mail the sender when a transfer is complete'),
-  spec('password', 'string', null, '', 'password protecting sent transfers', true),
+  spec('maxConcurrentFetches', 'int', DEFAULT_READ_OPTIONS.maxConcurrentFetches, 'count', 'chunk fetches in flight at once', { feeds: 'read' }),
+  spec('settleMs', 'ms', DEFAULT_SEND_OPTIONS.settleMs, 'ms', 'quiet time before an outbox entry is sent', { feeds: 'send' }),
+  spec('uploadWhileCopying', 'bool', DEFAULT_SEND_OPTIONS.uploadWhileCopying, '', 'upload each file of an outbox entry once it is closed, while the rest is copied; the transfer is completed once the entry has settled', { feeds: 'send' }),
+  spec('minFreeBytes', 'bytes', DEFAULT_SEND_OPTIONS.minFreeBytes, 'bytes', 'free space the outbox keeps on the data folder\'s disk (a write past it fails with ENOSPC)', { feeds: 'send' }),
+  spec('message', 'string', DEFAULT_SEND_OPTIONS.message, '', 'message of sent transfers', { feeds: 'send' }),
+  spec('days', 'int', DEFAULT_SEND_OPTIONS.days, 'days', 'days until sent transfers expire (-1 = permanent)', { feeds: 'send' }),
+  spec('notify', 'bool', DEFAULT_SEND_OPTIONS.notify, '', 'e-mail the sender after downloads', { feeds: 'send' }),
+  spec('confirmation', 'bool', DEFAULT_SEND_OPTIONS.confirmation, '', 'e-mail the sender when a transfer is complete', { feeds: 'send' }),
+  spec('password', 'string', DEFAULT_SEND_OPTIONS.password, '', 'password protecting sent transfers', { feeds: 'send', secret: true }),
   spec('logLevel', 'logLevel', 'info', '', 'error, warn, info or debug'),
   spec('readAheadKb', 'int', 4096, 'KiB', 'kernel readahead of the mount (root only; 0 = kernel default)'),
   spec('maxBackground', 'int', 16, 'count', 'FUSE max_background of the mount (root only; 0 = kernel default)'),

@@ -3,7 +3,7 @@
 // bytes; a whole chunk for them is waste): a run starts with a head-sized fetch and each
 // further fetch of the run is twice the last, up to a whole chunk (rclone's chunk
 // doubling); having read R bytes in sequence, the prefetch keeps 2R ahead (up to
-// readAhead). A jump away starts a new run, so random reads stay small and a peek at a
+// prefetchBytes). A jump away starts a new run, so random reads stay small and a peek at a
 // file's first bytes costs one head fetch.
 
 export interface AccessPolicy {
@@ -12,7 +12,7 @@ export interface AccessPolicy {
   /** Bytes of the largest fetch. */
   chunkSize: number
   /** Bytes kept fetched or in flight ahead of a sequential reader, at most. */
-  readAhead: number
+  prefetchBytes: number
   /** Bytes around the end of the run still counted as sequential (kernel readahead reorders). */
   sequentialSlack: number
 }
@@ -75,6 +75,6 @@ export class AccessPattern {
    */
   get lookahead(): number {
     if (!this.established) return 0
-    return Math.min(this.policy.readAhead, 2 * this.runBytes)
+    return Math.min(this.policy.prefetchBytes, 2 * this.runBytes)
   }
 }

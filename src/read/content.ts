@@ -38,7 +38,7 @@ export class ReadPath implements FileContent {
   readonly fetcher: BlockFetcher
   private readonly diskLoads = new Map<string, Promise<Block | undefined>>()
   /**
-   * Handles reading sequentially now. They share readAhead: each prefetching it all, four
+   * Handles reading sequentially now. They share prefetchBytes: each prefetching it all, four
    * readers of one big file kept four times what the cache could hold, and a fifth of
    * what they fetched was evicted unread and fetched again.
    */
@@ -52,7 +52,7 @@ export class ReadPath implements FileContent {
   ) {
     const cacheBytes = blockCacheBytes(options, disk !== null)
     // Prefetching further than half the block cache would evict what it fetched before it is read.
-    this.options = { ...options, readAhead: Math.min(options.readAhead, Math.floor(cacheBytes / 2)) }
+    this.options = { ...options, prefetchBytes: Math.min(options.prefetchBytes, Math.floor(cacheBytes / 2)) }
     this.memory = new MemoryBlockCache(cacheBytes)
     this.fetcher = new BlockFetcher(source, options, (file, block, data) => {
       this.memory.set(blockKey(file.cacheKey, block), data)
@@ -76,9 +76,9 @@ export class ReadPath implements FileContent {
     const o = resolveReadOptions(options)
     let disk: DiskBlockCache | null = null
     let diskCacheError: unknown = null
-    if (o.diskCacheDir && o.diskCacheSize > 0) {
+    if (o.diskCacheDir && o.diskCacheBytes > 0) {
       // A cache folder we cannot use must not stop the mount: reads still work, uncached.
-      disk = await DiskBlockCache.open(o.diskCacheDir, o.diskCacheSize).catch((e: unknown) => {
+      disk = await DiskBlockCache.open(o.diskCacheDir, o.diskCacheBytes).catch((e: unknown) => {
         diskCacheError = e
         return null
       })
@@ -304,7 +304,7 @@ class Handle implements ContentHandle {
     const { blockSize } = path.options
     if (this.pattern.lookahead <= 0 || this.closed) return
     path.streaming.add(this)
-    const ahead = Math.min(this.pattern.lookahead, Math.floor(path.options.readAhead / path.streaming.size))
+    const ahead = Math.min(this.pattern.lookahead, Math.floor(path.options.prefetchBytes / path.streaming.size))
     // Blocks below prefetchedTo were seen to already: looking at the whole window again on
     // every 128 KiB read was ~800k cache look-ups per GiB read, most of a re-read's CPU.
     const here = Math.floor(this.pattern.position / blockSize)
@@ -343,7 +343,7 @@ class Handle implements ContentHandle {
 }
 
 /**
- * Bytes the memory block cache may hold: memoryCacheSize is what the read path's buffers
+ * Bytes the memory block cache may hold: memoryCacheBytes is what the read path's buffers
  * may take in all, and besides the cached blocks there are, per fetch in flight, the
  * pieces received and not yet judged, the one being received and a piece of slack for
  * what the connection buffers ahead; the pieces being hashed (their staging buffers); and blocks evicted before the disk
@@ -353,7 +353,7 @@ class Handle implements ContentHandle {
 function blockCacheBytes(o: ReadOptions, diskCache: boolean): number {
   const perFetch = MAX_UNJUDGED_PIECES + 2
   const reserved = (o.maxConcurrentFetches * perFetch + STAGING_BUFFERS) * o.pieceSize + (diskCache ? MAX_WRITE_BACKLOG : 0)
-  return Math.max(Math.floor(o.memoryCacheSize / 16), o.memoryCacheSize - reserved)
+  return Math.max(Math.floor(o.memoryCacheBytes / 16), o.memoryCacheBytes - reserved)
 }
 
 /** [from, to) widened to `align` boundaries, within the file. */

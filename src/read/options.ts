@@ -39,7 +39,7 @@ export interface ReadOptions {
    * Bytes kept fetched or in flight ahead of the readers reading sequentially, shared among
    * them (bounded prefetch); at most half the memory left for blocks.
    */
-  readAhead: number
+  prefetchBytes: number
   /**
    * Bytes of tolerance around the end of the previous read that still count as
    * sequential. The kernel's readahead sends requests up to its whole window (the mount
@@ -70,9 +70,9 @@ export interface ReadOptions {
    * Bytes all read buffers may take: cached blocks, pieces being fetched and hashed, blocks
    * waiting for the disk cache.
    */
-  memoryCacheSize: number
+  memoryCacheBytes: number
   /** Bytes of verified blocks kept on disk (least recently used out first); 0 disables the disk cache. */
-  diskCacheSize: number
+  diskCacheBytes: number
   /** Folder of the disk cache (the user cache folder); no disk cache when null. */
   diskCacheDir: string | null
 }
@@ -83,7 +83,7 @@ export const DEFAULT_READ_OPTIONS: ReadOptions = {
   blockSize: 1 * MiB,
   headSize: 1 * MiB,
   randomReadAlign: 4 * KiB,
-  readAhead: 100 * MiB,
+  prefetchBytes: 100 * MiB,
   sequentialSlack: 8 * MiB,
   maxConcurrentFetches: 4,
   maxConcurrentHashes: 8,
@@ -92,8 +92,8 @@ export const DEFAULT_READ_OPTIONS: ReadOptions = {
   retryMaxDelayMs: 2_000,
   stallTimeoutMs: 10_000,
   hashTimeoutMs: 15_000,
-  memoryCacheSize: 512 * MiB,
-  diskCacheSize: 10 * GiB,
+  memoryCacheBytes: 512 * MiB,
+  diskCacheBytes: 10 * GiB,
   diskCacheDir: null,
 }
 

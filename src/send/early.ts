@@ -65,7 +65,7 @@ export class EarlyUploads {
     const rel = p.slice(e.key.length + 1)
     if (rel.split('/').some(isTemporaryName)) return
     const j = e.journal
-    if (j && !(j.subject === info.subject && j.chunkSize === d.options.chunkSize && j.recipients.join(',') === info.recipients.join(','))) return
+    if (j && !(j.subject === info.subject && j.chunkSize === d.options.uploadChunkSize && j.recipients.join(',') === info.recipients.join(','))) return
     const s = this.session(e)
     if (s.over.signal.aborted || s.uploads.has(p) || s.journaled.has(p)) return
     const upload: Upload = { abort: new AbortController(), started: false }
@@ -161,7 +161,7 @@ export class EarlyUploads {
       const { host } = this
       if (e.journal?.transfer) return e.journal.transfer
       const j = (e.journal ??= newJournalRecord({
-        entryKey: e.key, subject: info.subject, recipients: info.recipients, chunkSize: host.d.options.chunkSize, files: [],
+        entryKey: e.key, subject: info.subject, recipients: info.recipients, chunkSize: host.d.options.uploadChunkSize, files: [],
       }))
       return initializeJournaled(host, j, s.over.signal, () => host.halted || s.over.signal.aborted)
     })()

@@ -1,6 +1,7 @@
 // Settings of the send path, each with its default and unit in one place. src/cli maps
 // some from src/config (sendOptionsOf: settleMs, uploadWhileCopying, minFreeBytes, message,
 // days, notify, confirmation, password); the rest are tuning knobs with safe defaults.
+import { UPLOAD_CHUNK_BYTES } from '../api/protocol.js'
 import { VERSION } from '../version.js'
 
 const MiB = 1024 * 1024
@@ -12,7 +13,7 @@ export interface SendOptions {
    * bytes: chunk size of uploads. Fixed per file for the life of a send (the journal keeps
    * it), because confirmed chunk indices only mean something for one chunk size.
    */
-  chunkSize: number
+  uploadChunkSize: number
   /**
    * Each file of an entry goes up as soon as it is closed, while the rest is still being
    * copied; the transfer is completed only once the entry has settled. Off: nothing goes
@@ -54,8 +55,7 @@ export interface SendOptions {
 
 export const DEFAULT_SEND_OPTIONS: Readonly<SendOptions> = Object.freeze({
   settleMs: 3000,
-  // The service takes chunks of 5..50 MB (decimal): the largest allowed.
-  chunkSize: 50_000_000,
+  uploadChunkSize: UPLOAD_CHUNK_BYTES,
   uploadWhileCopying: true,
   maxConcurrentSends: 2,
   retryBaseDelayMs: 1000,
@@ -78,7 +78,7 @@ export type SendSettings = Pick<SendOptions, 'message' | 'days' | 'notify' | 'co
 
 export function resolveSendOptions(partial: Partial<SendOptions> = {}): SendOptions {
   const o: SendOptions = { ...DEFAULT_SEND_OPTIONS, ...partial, recipientGroups: [...(partial.recipientGroups ?? DEFAULT_SEND_OPTIONS.recipientGroups)] }
-  for (const k of ['chunkSize', 'maxConcurrentSends'] as const) {
+  for (const k of ['uploadChunkSize', 'maxConcurrentSends'] as const) {
     if (!Number.isInteger(o[k]) || o[k] <= 0) throw new RangeError(`send option ${k} must be a positive integer`)
   }
   for (const k of ['settleMs', 'retryBaseDelayMs', 'retryMaxDelayMs', 'minFreeBytes', 'freeSpaceCheckMs', 'attrSaveDelayMs', 'statusHistory'] as const) {

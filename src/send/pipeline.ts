@@ -75,7 +75,7 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
   // a big one is hashed while it goes up.
   if (j || snap.files.reduce((n, f) => n + f.size, 0) <= HASH_FIRST_BYTES) await snap.hashed
   if (stale()) return
-  if (j && !(j.subject === info.subject && j.chunkSize === o.chunkSize && j.recipients.join(',') === info.recipients.join(',') &&
+  if (j && !(j.subject === info.subject && j.chunkSize === o.uploadChunkSize && j.recipients.join(',') === info.recipients.join(',') &&
     (j.completed ? sameFiles(j.files, snap.files) : holdsJournaled(snap.files, j.files)))) {
     if (j.completed) {
       // Complete answered for older content; the new content is a new send.
@@ -84,11 +84,11 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
       j = null
     } else {
       if (j.transfer) j.abandoned.push(j.transfer.transferid)
-      Object.assign(j, { subject: info.subject, recipients: info.recipients, chunkSize: o.chunkSize, files: snap.files, transfer: null, confirmed: {}, initializing: false })
+      Object.assign(j, { subject: info.subject, recipients: info.recipients, chunkSize: o.uploadChunkSize, files: snap.files, transfer: null, confirmed: {}, initializing: false })
     }
   }
   if (j && !j.completed) j.files = snap.files
-  if (!j) j = newJournalRecord({ entryKey: e.key, subject: info.subject, recipients: info.recipients, chunkSize: o.chunkSize, files: snap.files })
+  if (!j) j = newJournalRecord({ entryKey: e.key, subject: info.subject, recipients: info.recipients, chunkSize: o.uploadChunkSize, files: snap.files })
   e.journal = j
   const rec = j
   e.totalBytes = rec.files.reduce((s, f) => s + f.size, 0)

@@ -28,8 +28,8 @@ afterEach(async () => {
 
 const small = (): Partial<ReadOptions> => ({
   ...SMALL_GRID,
-  memoryCacheSize: 16 * KiB,
-  diskCacheSize: 10 * 1024 * KiB,
+  memoryCacheBytes: 16 * KiB,
+  diskCacheBytes: 10 * 1024 * KiB,
   diskCacheDir: dir,
 })
 
@@ -87,7 +87,7 @@ describe('disk cache', () => {
     const data = randomBytes(1024 * KiB)
     const file = source.add('f', data)
     const budget = 50 * KiB
-    const rp = await create(source, { ...small(), diskCacheSize: budget })
+    const rp = await create(source, { ...small(), diskCacheBytes: budget })
     const h = rp.open(file)
     for (let pos = 0; pos < data.length; pos += 16 * KiB) {
       expect((toBuffer(await h.read(pos, 16 * KiB))).equals(data.subarray(pos, pos + 16 * KiB))).toBe(true)
@@ -99,7 +99,7 @@ describe('disk cache', () => {
     expect(await bytesOnDisk(dir)).toBeLessThanOrEqual(budget)
     expect(rp.disk!.count).toBeGreaterThan(0)
     // a smaller budget at the next start trims what is there
-    const trimmed = await create(source, { ...small(), diskCacheSize: 20 * KiB })
+    const trimmed = await create(source, { ...small(), diskCacheBytes: 20 * KiB })
     expect(await bytesOnDisk(dir)).toBeLessThanOrEqual(20 * KiB)
     expect(trimmed.disk!.bytes).toBeLessThanOrEqual(20 * KiB)
   })

@@ -84,7 +84,7 @@ describe('geometry', () => {
 })
 
 describe('access pattern', () => {
-  const policy = { headSize: 1 * MiB, chunkSize: 50 * MiB, readAhead: 100 * MiB, sequentialSlack: 2 * MiB }
+  const policy = { headSize: 1 * MiB, chunkSize: 50 * MiB, prefetchBytes: 100 * MiB, sequentialSlack: 2 * MiB }
 
   it('a peek at the start of a file asks for a head and prefetches nothing', () => {
     const p = new AccessPattern(policy)
@@ -93,7 +93,7 @@ describe('access pattern', () => {
     expect(p.lookahead).toBe(0)
   })
 
-  it('each fetch of a sequential run doubles up to a chunk; the lookahead grows to readAhead', () => {
+  it('each fetch of a sequential run doubles up to a chunk; the lookahead grows to prefetchBytes', () => {
     const p = new AccessPattern(policy)
     const sizes: number[] = []
     p.observe(0, 128 * KiB)

@@ -105,7 +105,7 @@ export const SMALL_GRID: Partial<ReadOptions> = {
   pieceSize: 16 * 1024,
   chunkSize: 64 * 1024,
   headSize: 4 * 1024,
-  readAhead: 128 * 1024,
+  prefetchBytes: 128 * 1024,
   sequentialSlack: 16 * 1024,
   retryBaseDelayMs: 1,
   retryMaxDelayMs: 20,

@@ -166,7 +166,7 @@ describe('read path', () => {
     const source = new MemorySource()
     const big = source.addRandom('big', 4 * MiB)
     const other = source.addRandom('other', 64 * KiB)
-    const rp = await ReadPath.create(source, { ...small, maxConcurrentFetches: 2, readAhead: 1 * MiB })
+    const rp = await ReadPath.create(source, { ...small, maxConcurrentFetches: 2, prefetchBytes: 1 * MiB })
     const h = rp.open(big)
     for (let pos = 0; pos < 256 * KiB; pos += 4 * KiB) toBuffer(await h.read(pos, 4 * KiB))
     // from now on every range of the big file hangs: its prefetches fill what they may
@@ -180,7 +180,7 @@ describe('read path', () => {
 
   it('peeking 4 KiB at the start of 300 files fetches about one head each, not a chunk', async () => {
     const source = new MemorySource()
-    const rp = await ReadPath.create(source, { memoryCacheSize: 64 * MiB })
+    const rp = await ReadPath.create(source, { memoryCacheBytes: 64 * MiB })
     // one 60 MiB buffer behind 300 files (distinct names, so distinct cache keys)
     const data = randomBytes(60 * MiB)
     const md5 = createHash('md5').update(data).digest('hex')
@@ -201,7 +201,7 @@ describe('read path', () => {
     const data = Buffer.alloc(200 * MiB)
     for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i)
     const file = source.add('big', data)
-    const rp = await ReadPath.create(source, { memoryCacheSize: 256 * MiB })
+    const rp = await ReadPath.create(source, { memoryCacheBytes: 256 * MiB })
     const h = rp.open(file)
     let inFlightAhead = 0
     const step = 128 * KiB
@@ -228,8 +228,8 @@ describe('read path', () => {
     const source = new MemorySource()
     const data = randomBytes(8 * MiB)
     const file = source.add('f', data)
-    const readAhead = 512 * KiB
-    const rp = await ReadPath.create(source, { ...small, readAhead, memoryCacheSize: 64 * MiB })
+    const prefetchBytes = 512 * KiB
+    const rp = await ReadPath.create(source, { ...small, prefetchBytes, memoryCacheBytes: 64 * MiB })
     const starts = [0, 2, 4, 6].map((m) => m * MiB)
     const handles = starts.map(() => rp.open(file))
     const read = 1 * MiB
@@ -243,7 +243,7 @@ describe('read path', () => {
     const ahead = source.bytesSent - handles.length * read
     for (const h of handles) h.close()
     // Each prefetching the whole window would be ~4 x 512 KiB ahead.
-    expect(ahead).toBeLessThanOrEqual(readAhead + handles.length * (small.chunkSize ?? 0))
+    expect(ahead).toBeLessThanOrEqual(prefetchBytes + handles.length * (small.chunkSize ?? 0))
     expect(ahead).toBeGreaterThan(0)
   })
 
@@ -351,7 +351,7 @@ describe('read path', () => {
     const data = randomBytes(1 * MiB)
     const file = source.add('f', data)
     const budget = 100 * KiB
-    const rp = await ReadPath.create(source, { ...small, memoryCacheSize: budget })
+    const rp = await ReadPath.create(source, { ...small, memoryCacheBytes: budget })
     const h = rp.open(file)
     for (let pos = 0; pos < data.length; pos += 16 * KiB) {
       expect((toBuffer(await h.read(pos, 16 * KiB))).equals(data.subarray(pos, pos + 16 * KiB))).toBe(true)

@@ -24,7 +24,7 @@ export class Harness {
 
   static async create(options: Partial<SendOptions> = {}, freeBytes?: () => Promise<number>): Promise<Harness> {
     const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'send-test-'))
-    const h = new Harness(dir, { settleMs: SETTLE, chunkSize: 1024, retryBaseDelayMs: 1000, ...options }, freeBytes)
+    const h = new Harness(dir, { settleMs: SETTLE, uploadChunkSize: 1024, retryBaseDelayMs: 1000, ...options }, freeBytes)
     await h.start()
     return h
   }
