@@ -23,7 +23,7 @@ import { SENT_FILE } from '../send/outbox-fs.js'
 import { TransferFileSystem } from '../vfs/filesystem.js'
 import { SendingFileSystem } from '../vfs/sending.js'
 import { ServiceCatalog } from '../vfs/service-catalog.js'
-import type { FolderListing } from '../vfs/metadata.js'
+import type { FolderListing } from '../vfs/folder-listing.js'
 import { openDesktop, type MountDesktop } from '../desktop/mount-desktop.js'
 import { formatBytes } from './output/format.js'
 

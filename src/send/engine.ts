@@ -9,36 +9,14 @@ import { ServiceError } from '../api/errors.js'
 import { backoffDelay } from '../api/retry.js'
 import { EarlyUploads } from './early.js'
 import type { Entry, FinishedSend } from './entry.js'
-import type { Journal, JournalRecord } from './journal.js'
+import type { EngineDeps, SendHost } from './host.js'
+import type { JournalRecord } from './journal.js'
 import { isWithin } from './names.js'
 import type { SendOptions } from './options.js'
-import { runSend, type SendHost } from './pipeline.js'
+import { runSend } from './pipeline.js'
 import type { KnownMd5 } from './snapshot.js'
-import type { Clock } from '../base/clock.js'
-import type { Sender, SentLog } from './ports.js'
 import { failureReason, isRefusal } from './rules.js'
-import type { OutboxTree } from './tree.js'
 
-
-export interface EngineDeps {
-  options: SendOptions
-  clock: Clock
-  sender: Sender
-  sentLog: SentLog
-  journal: Journal
-  tree: OutboxTree
-  trashDir: string
-  /** True while any handle is open on a path inside the entry. */
-  isOpen(key: string): boolean
-  /** True while a handle that may write is open (or opening) inside the entry. */
-  hasWriters(key: string): boolean
-  /** Why a write into the entry failed (its staged bytes may be partial), or null. */
-  writeFailure(key: string): string | null
-  /** The entry left the outbox: forget stored attributes under it. */
-  forget(key: string): void
-  /** An interrupted entry was changed: its marks of unfinished writes can go. */
-  clearInterrupted(key: string): void
-}
 
 export class SendEngine implements SendHost {
   readonly entries = new Map<string, Entry>()
@@ -314,6 +292,11 @@ export class SendEngine implements SendHost {
       e.timer = null
       if (e.gen === gen && e.phase === 'queued') this.enqueue(e)
     })
+  }
+
+  async forgetGone(e: Entry): Promise<void> {
+    this.entries.delete(e.key)
+    if (e.journal) await this.dropJournal(e.journal)
   }
 
   async dropJournal(j: JournalRecord): Promise<void> {

@@ -7,7 +7,6 @@ import path from 'node:path'
 import PQueue from 'p-queue'
 import { allOrFirstFailure } from '../base/all-or-first-failure.js'
 import type { Transfer } from '../api/types.js'
-import type { EngineDeps } from './engine.js'
 import type { Entry } from './entry.js'
 import { newJournalRecord, type JournalFile, type JournalRecord } from './journal.js'
 import { isTemporaryName } from './names.js'
@@ -15,21 +14,8 @@ import type { InitializeAnswer } from './ports.js'
 import { chunkCount } from '../api/chunk-plan.js'
 import { spanLength } from '../base/chunk-grid.js'
 import { confirmedBytes, initializeRequest, PARALLEL_FILE_UPLOADS, splitRecipients } from './rules.js'
-import { holdsJournaled, sameFiles, takeSnapshot, type KnownMd5 } from './snapshot.js'
-
-/** What a send needs of the engine that runs it. */
-export interface SendHost {
-  readonly d: EngineDeps
-  readonly halted: boolean
-  readonly entries: Map<string, Entry>
-  readonly interrupted: ReadonlySet<string>
-  track(p: Promise<unknown>): void
-  dropJournal(j: JournalRecord): Promise<void>
-  recordSent(j: JournalRecord): Promise<void>
-  finish(e: Entry, gen: number, j: JournalRecord): Promise<void>
-  /** Ends the entry's early uploads (waiting for those under way); the MD5s they worked out. */
-  takeOverEarly(e: Entry): Promise<KnownMd5>
-}
+import type { SendHost } from './host.js'
+import { holdsJournaled, sameFiles, takeSnapshot } from './snapshot.js'
 
 /** bytes: entries up to this size are hashed before their upload starts (~0.1 s here). */
 const HASH_FIRST_BYTES = 64 * 1024 * 1024
@@ -43,9 +29,7 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
   if (stale()) return
   if (!info || snap.kind === 'missing') {
     // Gone (deleted, renamed, or no longer an entry): nothing to send under this name.
-    host.entries.delete(e.key)
-    if (e.journal) await host.dropJournal(e.journal)
-    return
+    return host.forgetGone(e)
   }
   const wait = (note: string): void => {
     e.phase = 'waiting'

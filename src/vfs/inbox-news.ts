@@ -2,7 +2,7 @@
 // it was found (the small "newer than" call or a full refresh), and the first listing of
 // a mount is the baseline, so what was there before the mount is not news.
 import type { Transfer } from '../api/types.js'
-import type { FolderListing } from './metadata.js'
+import type { FolderListing } from './folder-listing.js'
 
 /** A transfer new in the inbox: its folder's name there. */
 export interface Arrival {

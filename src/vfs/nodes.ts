@@ -3,7 +3,8 @@
 // names never do.
 import type { Transfer } from '../api/types.js'
 import { FsError } from './core.js'
-import type { Contents, MetadataStore, TransferEntry } from './metadata.js'
+import type { TransferEntry } from './folder-listing.js'
+import type { Contents, MetadataStore } from './metadata.js'
 import { isProbeName } from './probe-names.js'
 import { LINK_FILE, PASSWORD_FILE, TRANSFER_JSON, type TreeDir, type TreeFile } from './transfer-tree.js'
 
