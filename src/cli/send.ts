@@ -1,18 +1,18 @@
 // `transferfs send <path>... [--to ADDR]...`: a transfer from files and folders without a
 // mount, through the outbox's upload engine (src/send/service-sender.ts: chunks with
-// their MD5, 406/449/5xx retried, at most 4 in flight), recorded in the sent log so a
-// mount lists it under sent/. Prints the transfer's link.
+// their MD5, 406/449/5xx retried, at most 4 in flight) and the steps the outbox's send
+// takes too (src/send/transfer-steps.ts), recorded in the sent log so a mount lists it
+// under sent/. Prints the transfer's link.
 import type { Command } from 'commander'
 import { lstat } from 'node:fs/promises'
 import path from 'node:path'
-import PQueue from 'p-queue'
-import { allOrFirstFailure } from '../base/all-or-first-failure.js'
 import type { Transfer } from '../api/types.js'
 import { SENT_FILE } from '../send/outbox-fs.js'
 import { DEFAULT_SEND_OPTIONS, resolveSendOptions } from '../send/options.js'
 import { chunkCount } from '../api/chunk-plan.js'
 import { spanLength } from '../base/chunk-grid.js'
-import { newTransferRequest, PARALLEL_FILE_UPLOADS, splitRecipients } from '../send/rules.js'
+import { newTransferRequest, splitRecipients } from '../send/rules.js'
+import { sentRecordOf, uploadFiles } from '../send/transfer-steps.js'
 import { FileSentLog } from '../send/sent-log.js'
 import { ServiceSender } from '../send/service-sender.js'
 import { md5OfFile } from '../base/file-hash-pool.js'
@@ -130,24 +130,17 @@ export function register(program: Command): void {
         const answer = await sender.initialize(request, interrupt.signal)
         transferid = answer.transferid
         let sent = 0
-        // One file failing for good stops the others: the transfer cannot be completed anyway.
-        await allOrFirstFailure(new PQueue({ concurrency: PARALLEL_FILE_UPLOADS }), files.map((f) => (signal: AbortSignal) => {
+        const uploads = files.map((f) => ({ name: f.name, filePath: f.path, size: f.size, confirmed: new Set<number>() }))
+        await uploadFiles(sender, answer, uploads, chunkSize, interrupt.signal, (i, chunk) => {
+          const f = files[i] as FileToSend
           const chunks = chunkCount(f.size, chunkSize)
-          const label = `${f.name} (${chunks} chunk${chunks === 1 ? '' : 's'})`
-          return sender.uploadFile({
-            ...answer, fileName: f.name, filePath: f.path, size: f.size, chunkSize, confirmed: new Set(), signal,
-            onChunkConfirmed: (i) => {
-              sent += spanLength(i, f.size, chunkSize)
-              progress.update(sent, label)
-            },
-          })
-        }), interrupt.signal)
+          sent += spanLength(chunk, f.size, chunkSize)
+          progress.update(sent, `${f.name} (${chunks} chunk${chunks === 1 ? '' : 's'})`)
+        })
         transfer = await sender.complete(answer.transferid, answer.transferkey)
         completed = true
-        await new FileSentLog(path.join(loaded.folders.data, SENT_FILE)).record({
-          transferid: answer.transferid, subject, recipients: opts.to, files: files.map((f) => ({ name: f.name, size: f.size, md5: f.md5 })),
-          sentAt: Date.now(), url: transfer.url ?? null, transferurl: answer.transferurl, transferkey: answer.transferkey,
-        })
+        await new FileSentLog(path.join(loaded.folders.data, SENT_FILE)).record(
+          sentRecordOf(answer, { subject, recipients: opts.to, files, sentAt: Date.now(), url: transfer.url ?? null }))
         // Only forward resolves contact group names (initialize takes addresses).
         if (groups.length) await sender.forward(answer.transferid, groups)
       } catch (err) {

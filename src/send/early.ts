@@ -153,7 +153,7 @@ export class EarlyUploads {
     e.totalBytes = j.files.reduce((n, f) => n + f.size, 0)
     await d.journal.save(j)
     if (stale()) return
-    await uploadJournaled(host, e, j, t, file, info.realPath, info.subject, signal, stale)
+    await uploadJournaled(host, e, j, t, [file], info.realPath, info.subject, signal, stale)
   }
 
   /** The entry's transfer: the journaled one, or one initialized now (once per session). */

@@ -16,6 +16,7 @@ import type { SendOptions } from './options.js'
 import { runSend } from './pipeline.js'
 import type { KnownMd5 } from './snapshot.js'
 import { failureReason, isRefusal } from './rules.js'
+import { sentRecordOf } from './transfer-steps.js'
 
 
 export class SendEngine implements SendHost {
@@ -201,11 +202,7 @@ export class SendEngine implements SendHost {
   async recordSent(j: JournalRecord): Promise<void> {
     if (!j.transfer || (await this.d.sentLog.has(j.transfer.transferid))) return
     if (this.halted) return
-    await this.d.sentLog.record({
-      transferid: j.transfer.transferid, subject: j.subject, recipients: j.recipients,
-      files: j.files.map((f) => ({ name: f.name, size: f.size, md5: f.md5 })), sentAt: this.d.clock.now(), url: j.url,
-      transferurl: j.transfer.transferurl, transferkey: j.transfer.transferkey,
-    })
+    await this.d.sentLog.record(sentRecordOf(j.transfer, { subject: j.subject, recipients: j.recipients, files: j.files, sentAt: this.d.clock.now(), url: j.url }))
   }
 
   /** Complete answered: record it, then let the entry leave the outbox unless it changed meanwhile. */

@@ -4,8 +4,6 @@
 // transfer is resumed only while the content is the same; otherwise it is dropped
 // (never completed) and a new one initialized.
 import path from 'node:path'
-import PQueue from 'p-queue'
-import { allOrFirstFailure } from '../base/all-or-first-failure.js'
 import type { Transfer } from '../api/types.js'
 import type { Entry } from './entry.js'
 import { newJournalRecord, type JournalFile, type JournalRecord } from './journal.js'
@@ -13,7 +11,8 @@ import { isTemporaryName } from './names.js'
 import type { InitializeAnswer } from './ports.js'
 import { chunkCount } from '../api/chunk-plan.js'
 import { spanLength } from '../base/chunk-grid.js'
-import { confirmedBytes, initializeRequest, PARALLEL_FILE_UPLOADS, splitRecipients } from './rules.js'
+import { confirmedBytes, initializeRequest, splitRecipients } from './rules.js'
+import { uploadFiles } from './transfer-steps.js'
 import type { SendHost } from './host.js'
 import { holdsJournaled, sameFiles, takeSnapshot } from './snapshot.js'
 
@@ -90,10 +89,7 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
     // Files go up several at once (the sender bounds the chunks in flight across them), so
     // a folder of small files does not wait a round trip and a journal write per file.
     const files = rec.files.filter((f) => new Set(rec.confirmed[f.name] ?? []).size < chunkCount(f.size, rec.chunkSize))
-    await allOrFirstFailure(new PQueue({ concurrency: PARALLEL_FILE_UPLOADS }), files.map((f) => (fileSignal: AbortSignal) => {
-      if (stale()) return Promise.resolve()
-      return uploadJournaled(host, e, rec, t, f, info.realPath, info.subject, fileSignal, stale)
-    }), signal)
+    await uploadJournaled(host, e, rec, t, files, info.realPath, info.subject, signal, stale)
     if (stale()) return
     // The MD5s the sent transfer is recorded with, of the bytes just uploaded (any change
     // meanwhile made this send stale).
@@ -146,22 +142,22 @@ export async function initializeJournaled(host: SendHost, rec: JournalRecord, si
   return stale() ? null : answer
 }
 
-/** Uploads one file of the entry to transfer `t`, journaling each chunk the service confirms. */
-export function uploadJournaled(host: SendHost, e: Entry, rec: JournalRecord, t: InitializeAnswer, f: JournalFile, realPath: string, subject: string, signal: AbortSignal, stale: () => boolean): Promise<void> {
-  return host.d.sender.uploadFile({
-    transferurl: t.transferurl, transferid: t.transferid, transferkey: t.transferkey,
+/** Uploads files of the entry to transfer `t`, journaling each chunk the service confirms. */
+export function uploadJournaled(host: SendHost, e: Entry, rec: JournalRecord, t: InitializeAnswer, files: readonly JournalFile[], realPath: string, subject: string, signal: AbortSignal, stale: () => boolean): Promise<void> {
+  const uploads = files.map((f) => ({
     // Added to an existing transfer, a folder keeps its name as the files' path in it.
-    fileName: host.d.tree.existing && f.rel ? `${subject}/${f.name}` : f.name, filePath: f.rel ? path.join(realPath, f.rel) : realPath, size: f.size,
-    chunkSize: rec.chunkSize, confirmed: new Set(rec.confirmed[f.name] ?? []), signal,
-    onChunkConfirmed: (index) => {
-      if (stale() || rec.transfer !== t) return
-      const list = (rec.confirmed[f.name] ??= [])
-      if (list.includes(index)) return
-      list.push(index)
-      e.sentBytes += spanLength(index, f.size, rec.chunkSize)
-      sample(e, host.d.clock.now())
-      host.track(host.d.journal.save(rec))
-    },
+    name: host.d.tree.existing && f.rel ? `${subject}/${f.name}` : f.name,
+    filePath: f.rel ? path.join(realPath, f.rel) : realPath, size: f.size, confirmed: new Set(rec.confirmed[f.name] ?? []),
+  }))
+  return uploadFiles(host.d.sender, t, uploads, rec.chunkSize, signal, (i, index) => {
+    const f = files[i] as JournalFile
+    if (stale() || rec.transfer !== t) return
+    const list = (rec.confirmed[f.name] ??= [])
+    if (list.includes(index)) return
+    list.push(index)
+    e.sentBytes += spanLength(index, f.size, rec.chunkSize)
+    sample(e, host.d.clock.now())
+    host.track(host.d.journal.save(rec))
   })
 }
 
