@@ -71,7 +71,9 @@ export class EarlyUploads {
     if (s.over.signal.aborted || s.uploads.has(p) || s.journaled.has(p)) return
     const upload: Upload = { abort: new AbortController(), started: false }
     s.uploads.set(p, upload)
-    const signal = AbortSignal.any([s.over.signal, upload.abort.signal])
+    // Each upload has a signal of its own, which ending the session aborts too (one
+    // listener per upload on a session signal would pile up in a folder of many files).
+    const signal = upload.abort.signal
     const run: Promise<void> = s.queue
       .add(() => {
         upload.started = true
@@ -79,7 +81,7 @@ export class EarlyUploads {
       })
       .catch(() => {
         // The send at settle retries with its own policy; until then no more early uploads.
-        if (!signal.aborted) s.over.abort()
+        if (!signal.aborted) end(s)
       })
       .finally(() => {
         if (s.uploads.get(p) === upload) s.uploads.delete(p)
@@ -99,7 +101,7 @@ export class EarlyUploads {
       s.uploads.delete(p)
     }
     if (at === key ? s.journaled.size > 0 : s.journaled.has(at)) {
-      s.over.abort()
+      end(s)
       for (const rel of [...s.known.keys()]) if (isWithin(rel ? `${key}/${rel}` : key, at)) s.known.delete(rel)
     }
   }
@@ -111,13 +113,13 @@ export class EarlyUploads {
     this.sessions.delete(e.key)
     for (const u of s.uploads.values()) if (!u.started) u.abort.abort()
     await Promise.allSettled([...s.running])
-    s.over.abort()
+    end(s)
     return s.known
   }
 
   /** As if the process died. */
   halt(): void {
-    for (const s of this.sessions.values()) s.over.abort()
+    for (const s of this.sessions.values()) end(s)
   }
 
   private session(e: Entry): Session {
@@ -168,6 +170,12 @@ export class EarlyUploads {
     })()
     return s.transfer
   }
+}
+
+/** No more early uploads in `s`: those queued or under way stop. */
+function end(s: Session): void {
+  s.over.abort()
+  for (const u of s.uploads.values()) u.abort.abort()
 }
 
 /** Notes `f` (of entry `key`) as possibly held by the transfer, with the folders above it. */
