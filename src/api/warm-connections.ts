@@ -9,6 +9,7 @@ import type { buildConnector } from 'undici'
 export class WarmConnection {
   private ready: Socket | null = null
   private opening: Promise<void> | null = null
+  private closed = false
 
   constructor(
     private readonly connect: buildConnector.connector,
@@ -17,19 +18,26 @@ export class WarmConnection {
 
   /** Opens a connection unless one is ready or being opened. */
   open(): void {
-    if (this.usable() || this.opening) return
+    if (this.closed || this.usable() || this.opening) return
     const u = this.origin
     const target = { hostname: u.hostname, host: u.host, protocol: u.protocol, port: u.port || (u.protocol === 'https:' ? '443' : '80') }
     this.opening = new Promise<void>((resolve) => {
-      this.connect(target, (err, socket) => {
+      const done = (socket: Socket | null): void => {
         this.opening = null
-        if (!err && socket) {
+        if (socket && this.closed) socket.destroy()
+        else if (socket) {
           // Idle until used: it must neither keep the process alive nor crash it on a reset.
           socket.on('error', () => undefined).unref()
           this.ready = socket
         }
         resolve()
-      })
+      }
+      try {
+        this.connect(target, (err, socket) => done(err ? null : socket))
+      } catch {
+        // Opening ahead is a nicety: the first request opens its own connection.
+        done(null)
+      }
     })
   }
 
@@ -47,12 +55,14 @@ export class WarmConnection {
   }
 
   close(): void {
+    this.closed = true
     this.ready?.destroy()
     this.ready = null
   }
 
+  /** Open both ways: a connection the server has begun to close would fail its first request. */
   private usable(): boolean {
-    return this.ready !== null && !this.ready.destroyed
+    return this.ready !== null && !this.ready.destroyed && this.ready.readable && this.ready.writable
   }
 
   private take(): Socket | null {

@@ -26,14 +26,15 @@ async function replace(file: string, content: string | Buffer, durable: boolean)
   const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`
   const h = await fsp.open(tmp, 'wx', 0o600)
   try {
-    await h.writeFile(content)
-    if (durable) await h.sync()
-  } finally {
-    await h.close()
-  }
-  try {
+    try {
+      await h.writeFile(content)
+      if (durable) await h.sync()
+    } finally {
+      await h.close()
+    }
     await fsp.rename(tmp, file)
   } catch (err) {
+    // A full disk must not also fill the folder with the temporary files of failed writes.
     await fsp.rm(tmp, { force: true })
     throw err
   }

@@ -9,7 +9,7 @@
 //
 // Each file is hashed before its first byte goes and journaled with its MD5, so that after
 // a crash the transfer is kept exactly when the files it may hold are unchanged. A file
-// dropped on its own is not uploaded early: it waits for settleMs as before, and its MD5
+// dropped on its own is not uploaded early: it waits for settleMs, and its MD5
 // is worked out while it goes up, which a big file would otherwise wait for.
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
@@ -21,8 +21,8 @@ import { isTemporaryName, isWithin } from './names.js'
 import type { SendHost } from './host.js'
 import { initializeJournaled, uploadJournaled } from './pipeline.js'
 import type { InitializeAnswer } from './ports.js'
-import { PARALLEL_FILE_UPLOADS } from './rules.js'
-import type { KnownMd5 } from './snapshot.js'
+import { journalFits, PARALLEL_FILE_UPLOADS } from './rules.js'
+import { filesOfFolder, type KnownMd5 } from './snapshot.js'
 import type { EntryInfo } from './tree.js'
 
 interface Upload {
@@ -46,6 +46,8 @@ interface Session {
   /** MD5s of uploaded files, by path in the entry, that no change has touched since. */
   readonly known: Map<string, { size: number; md5: string }>
   transfer: Promise<InitializeAnswer | null> | null
+  /** The send is taking over: no new uploads, those under way finish. */
+  closing: boolean
 }
 
 export class EarlyUploads {
@@ -65,10 +67,9 @@ export class EarlyUploads {
     if (!isWithin(p, e.key) || p === e.key) return
     const rel = p.slice(e.key.length + 1)
     if (rel.split('/').some(isTemporaryName)) return
-    const j = e.journal
-    if (j && !(j.subject === info.subject && j.chunkSize === d.options.uploadChunkSize && j.recipients.join(',') === info.recipients.join(','))) return
+    if (e.journal && !journalFits(e.journal, info, d.options)) return
     const s = this.session(e)
-    if (s.over.signal.aborted || s.uploads.has(p) || s.journaled.has(p)) return
+    if (s.closing || s.over.signal.aborted || s.uploads.has(p) || s.journaled.has(p)) return
     const upload: Upload = { abort: new AbortController(), started: false }
     s.uploads.set(p, upload)
     // Each upload has a signal of its own, which ending the session aborts too (one
@@ -110,9 +111,11 @@ export class EarlyUploads {
   async takeOver(e: Entry): Promise<KnownMd5> {
     const s = this.sessions.get(e.key)
     if (!s) return new Map()
-    this.sessions.delete(e.key)
+    s.closing = true
     for (const u of s.uploads.values()) if (!u.started) u.abort.abort()
+    // Still in the map meanwhile: a change or a halt must reach the uploads being waited for.
     await Promise.allSettled([...s.running])
+    if (this.sessions.get(e.key) === s) this.sessions.delete(e.key)
     end(s)
     return s.known
   }
@@ -127,7 +130,7 @@ export class EarlyUploads {
     if (!s) {
       s = {
         queue: new PQueue({ concurrency: PARALLEL_FILE_UPLOADS }), over: new AbortController(), uploads: new Map(),
-        running: new Set(), journaled: new Set(), known: new Map(), transfer: null,
+        running: new Set(), journaled: new Set(), known: new Map(), transfer: null, closing: false,
       }
       for (const f of e.journal?.files ?? []) journal(s, e.key, f)
       this.sessions.set(e.key, s)
@@ -166,7 +169,10 @@ export class EarlyUploads {
       const j = (e.journal ??= newJournalRecord({
         entryKey: e.key, subject: info.subject, recipients: info.recipients, chunkSize: host.d.options.uploadChunkSize, files: [],
       }))
-      return initializeJournaled(host, j, s.over.signal, () => host.halted || s.over.signal.aborted)
+      // The size initialize is told (informational, by the interface) is what is staged so
+      // far: the copy is still running, and the whole is known only at the settle.
+      const staged = (await filesOfFolder(info.realPath)).reduce((n, f) => n + f.size, 0)
+      return initializeJournaled(host, j, s.over.signal, () => host.halted || s.over.signal.aborted, staged)
     })()
     return s.transfer
   }

@@ -18,7 +18,6 @@ import type { KnownMd5 } from './snapshot.js'
 import { failureReason, isRefusal } from './rules.js'
 import { sentRecordOf } from './transfer-steps.js'
 
-
 export class SendEngine implements SendHost {
   readonly entries = new Map<string, Entry>()
   readonly finished: FinishedSend[] = []

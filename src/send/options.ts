@@ -1,6 +1,6 @@
-// Settings of the send path, each with its default and unit in one place. src/cli maps
-// some from src/config (sendOptionsOf: settleMs, uploadWhileCopying, minFreeBytes, message,
-// days, notify, confirmation, password); the rest are tuning knobs with safe defaults.
+// Settings of the send path, each with its default and unit in one place. Those a user
+// sets are rows of src/config's settings table that feed 'send' (src/cli builds them from
+// it); the rest are tuning knobs with safe defaults.
 import { UPLOAD_CHUNK_BYTES } from '../api/protocol.js'
 import { VERSION } from '../version.js'
 

@@ -11,7 +11,7 @@ import { isTemporaryName } from './names.js'
 import type { InitializeAnswer } from './ports.js'
 import { chunkCount } from '../api/chunk-plan.js'
 import { spanLength } from '../base/chunk-grid.js'
-import { confirmedBytes, initializeRequest, splitRecipients } from './rules.js'
+import { confirmedBytes, initializeRequest, journalFits, splitRecipients } from './rules.js'
 import { uploadFiles } from './transfer-steps.js'
 import type { SendHost } from './host.js'
 import { holdsJournaled, sameFiles, takeSnapshot } from './snapshot.js'
@@ -58,8 +58,7 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
   // a big one is hashed while it goes up.
   if (j || snap.files.reduce((n, f) => n + f.size, 0) <= HASH_FIRST_BYTES) await snap.hashed
   if (stale()) return
-  if (j && !(j.subject === info.subject && j.chunkSize === o.uploadChunkSize && j.recipients.join(',') === info.recipients.join(',') &&
-    (j.completed ? sameFiles(j.files, snap.files) : holdsJournaled(snap.files, j.files)))) {
+  if (j && !(journalFits(j, info, o) && (j.completed ? sameFiles(j.files, snap.files) : holdsJournaled(snap.files, j.files)))) {
     if (j.completed) {
       // Complete answered for older content; the new content is a new send.
       await host.recordSent(j)
@@ -125,11 +124,11 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
  * the send went stale meanwhile; a transfer that came back for a stale send is recorded
  * as abandoned.
  */
-export async function initializeJournaled(host: SendHost, rec: JournalRecord, signal: AbortSignal, stale: () => boolean): Promise<InitializeAnswer | null> {
+export async function initializeJournaled(host: SendHost, rec: JournalRecord, signal: AbortSignal, stale: () => boolean, size?: number): Promise<InitializeAnswer | null> {
   rec.initializing = true
   await host.d.journal.save(rec)
   if (stale()) return null
-  const answer = await host.d.sender.initialize(initializeRequest(rec, host.d.options, host.d.tree.existing), signal)
+  const answer = await host.d.sender.initialize(initializeRequest(rec, host.d.options, host.d.tree.existing, size), signal)
   if (host.halted) return null
   rec.initializing = false
   if (stale()) {

@@ -6,6 +6,7 @@ import type { InitializeRequest } from '../api/types.js'
 import type { JournalRecord } from './journal.js'
 import { isEmailAddress } from './names.js'
 import type { SendOptions } from './options.js'
+import type { EntryInfo } from './tree.js'
 
 /** A refusal: the service said no for a reason a retry cannot change (bad address, too large, ...). */
 export { isRefusal } from '../api/failure.js'
@@ -47,10 +48,18 @@ export function newTransferRequest(subject: string, transfersize: number, to: re
   return req
 }
 
-/** `existing`: the entry adds files to a sent transfer, whose id is its one "recipient". */
-export function initializeRequest(j: JournalRecord, o: TransferSettings, existing = false): InitializeRequest {
+/**
+ * `existing`: the entry adds files to a sent transfer, whose id is its one "recipient".
+ * `size`: the transfer's expected size, when the journal does not list all its files yet.
+ */
+export function initializeRequest(j: JournalRecord, o: TransferSettings, existing = false, size = j.files.reduce((s, f) => s + f.size, 0)): InitializeRequest {
   const to = existing ? j.recipients : splitRecipients(j.recipients).addresses
-  return newTransferRequest(j.subject, j.files.reduce((s, f) => s + f.size, 0), to, o)
+  return newTransferRequest(j.subject, size, to, o)
+}
+
+/** The journaled send is for this entry as it is named and set now (subject, recipients, chunk size). */
+export function journalFits(j: JournalRecord, info: Pick<EntryInfo, 'subject' | 'recipients'>, o: Pick<SendOptions, 'uploadChunkSize'>): boolean {
+  return j.subject === info.subject && j.chunkSize === o.uploadChunkSize && j.recipients.join(',') === info.recipients.join(',')
 }
 
 export function confirmedBytes(j: JournalRecord): number {

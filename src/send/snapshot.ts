@@ -38,6 +38,13 @@ export async function takeSnapshot(realPath: string, entryName: string, signal?:
   if (st.isSymbolicLink()) return { kind: 'symlink' }
   if (st.isFile()) return hashing([{ rel: '', full: realPath, size: st.size }], entryName, signal, known)
   if (!st.isDirectory()) return hashing([], entryName, signal, known)
+  const found = await filesOfFolder(realPath)
+  signal?.throwIfAborted()
+  return hashing(found, entryName, signal, known)
+}
+
+/** The regular files below the folder `realPath`, by path relative to it, in name order, temporary names left out. */
+export async function filesOfFolder(realPath: string): Promise<Array<{ rel: string; full: string; size: number }>> {
   const found: Array<{ rel: string; full: string; size: number }> = []
   const walk = async (dir: string, rel: string): Promise<void> => {
     const items = await fsp.readdir(dir, { withFileTypes: true })
@@ -51,8 +58,7 @@ export async function takeSnapshot(realPath: string, entryName: string, signal?:
     }
   }
   await walk(realPath, '')
-  signal?.throwIfAborted()
-  return hashing(found, entryName, signal, known)
+  return found
 }
 
 /** The snapshot of `found` (an entry that is a file has rel ''), its MD5s on the way; a send given up drops those not started. */

@@ -32,6 +32,8 @@ describe('early uploads of a folder being copied', () => {
     await write(h, '/Photos/a.jpg', a)
     // a.jpg is up while the folder is still settling (and b.jpg not yet written).
     expect(h.service.calls.map((c) => c.op)).toEqual(['initialize', 'chunk', 'chunk', 'chunk'])
+    // Initialize is told what is staged so far, not an empty transfer.
+    expect([...h.service.transfers.values()][0]?.req.transfersize).toBe(2500)
     expect(h.fs.status().entries[0]).toMatchObject({ name: 'Photos', state: 'settling', bytesSent: 2500 })
     await h.fs.mkdir('/Photos/raw', 0o755)
     await write(h, '/Photos/raw/b.jpg', b)
