@@ -5,7 +5,8 @@
 import path from 'node:path'
 import type { TransferClient } from '../api/client.js'
 import type { SendingParts } from '../vfs/sending.js'
-import { OutboxFs, SENT_FILE } from './outbox-fs.js'
+import { openOutbox, SENT_FILE } from './open-outbox.js'
+import type { OutboxFs } from './outbox-fs.js'
 import type { SendOptions } from './options.js'
 import type { SentLog, SentRecord } from './ports.js'
 import { FileSentLog } from './sent-log.js'
@@ -100,8 +101,8 @@ export async function openSending(cfg: SendingConfig): Promise<MountSending> {
   const changed = cfg.onSentChanged ?? (async () => undefined)
   const sentLog = new FileSentLog(path.join(cfg.dataDir, SENT_FILE))
   const sender = new ServiceSender(cfg.client)
-  const outboxFs = await OutboxFs.open({ dataDir: cfg.dataDir, sender, sentLog: new NotifyingSentLog(sentLog, changed, cfg.onSent ?? (() => undefined)), options: cfg.options })
-  const additionsFs = await OutboxFs.open({
+  const outboxFs = await openOutbox({ dataDir: cfg.dataDir, sender, sentLog: new NotifyingSentLog(sentLog, changed, cfg.onSent ?? (() => undefined)), options: cfg.options })
+  const additionsFs = await openOutbox({
     dataDir: path.join(cfg.dataDir, ADDITIONS_DIR),
     sender: new ExistingTransferSender(sender, sentLog, changed),
     sentLog,

@@ -5,7 +5,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { ManualClock } from '../support/manual-clock.js'
 import type { SendOptions } from '../../src/send/options.js'
-import { OutboxFs } from '../../src/send/outbox-fs.js'
+import { openOutbox } from '../../src/send/open-outbox.js'
+import type { OutboxFs } from '../../src/send/outbox-fs.js'
 import { FakeService, type Call, type FakeSender } from './fake-service.js'
 
 export const SETTLE = 3000
@@ -32,7 +33,7 @@ export class Harness {
   async start(): Promise<void> {
     this.sender = this.service.sender()
     const cfg = { dataDir: this.dataDir, sender: this.sender, clock: this.clock, options: this.options, uid: 1000, gid: 1000 }
-    this.fs = await OutboxFs.open(this.freeBytes ? { ...cfg, freeBytes: this.freeBytes } : cfg)
+    this.fs = await openOutbox(this.freeBytes ? { ...cfg, freeBytes: this.freeBytes } : cfg)
   }
 
   /**
