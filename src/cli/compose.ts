@@ -24,6 +24,7 @@ import { TransferFileSystem } from '../vfs/filesystem.js'
 import { SendingFileSystem } from '../vfs/sending.js'
 import { ServiceCatalog } from '../vfs/service-catalog.js'
 import type { FolderListing } from '../vfs/folder-listing.js'
+import type { VfsSettings } from '../vfs/settings.js'
 import { openDesktop, type MountDesktop } from '../desktop/mount-desktop.js'
 import { formatBytes } from './output/format.js'
 
@@ -107,9 +108,15 @@ export async function createClient(loaded: LoadedSettings, extra: Partial<Client
   })
 }
 
-/** The settings the table marks as `target`'s options, under the options' own names. */
-function optionsFor(loaded: LoadedSettings, target: SettingTarget): Record<string, unknown> {
-  return Object.fromEntries(SETTINGS.filter((spec) => spec.feeds === target).map((spec) => [spec.key, loaded.settings[spec.key]]))
+/** The option types the settings table's targets take. */
+interface TargetOptions { read: Partial<ReadOptions>; send: Partial<SendOptions>; vfs: Partial<VfsSettings> }
+
+/**
+ * The settings the table marks as `target`'s options, under the options' own names (a test
+ * holds every such row to an option of that module, with its default).
+ */
+function optionsFor<T extends SettingTarget>(loaded: LoadedSettings, target: T): TargetOptions[T] {
+  return Object.fromEntries(SETTINGS.filter((spec) => spec.feeds === target).map((spec) => [spec.key, loaded.settings[spec.key]])) as TargetOptions[T]
 }
 
 export function readOptionsOf(loaded: LoadedSettings): Partial<ReadOptions> {

@@ -4,7 +4,7 @@
 // verified span; the head of a file or an established run: whole blocks). Sequential
 // handles prefetch ahead; a handle that closes or jumps away lets go of its fetches, and
 // a fetch nobody holds any more is cancelled. While the service is known to be
-// unreachable, a handle that has had no bytes yet fails at once (see Handle.warm).
+// unreachable, a handle that has had no bytes yet fails at once (see Handle.answered).
 import { AccessPattern } from './access-pattern.js'
 import { DiskBlockCache, MAX_WRITE_BACKLOG } from './disk-cache.js'
 import { BlockFetcher, DEMAND, MAX_UNJUDGED_PIECES, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
@@ -160,7 +160,7 @@ class Handle implements ContentHandle {
    * outage until their deadline. A handle that has had nothing yet is a cold read, which
    * fails at once while the service is known to be unreachable.
    */
-  private warm = false
+  private answered = false
   /** Blocks before this one the current run's prefetch has made sure of (cached or started). */
   private prefetchedTo = 0
   /** Likewise for blocks loaded ahead from the disk cache. */
@@ -189,7 +189,7 @@ class Handle implements ContentHandle {
     // read never cancels the fetch another read still waits on.
     const token: ReadToken = { over: false }
     const touched = new Set<Fetch>()
-    const reach = this.warm ? undefined : this.path.source.reachability
+    const reach = this.answered ? undefined : this.path.source.reachability
     if (reach && !reach.online && !this.allCached(first, end)) throw reach.offlineError()
     let stopWatching = () => {}
     const stop = Math.min(file.size, position + length)
@@ -218,7 +218,7 @@ class Handle implements ContentHandle {
         work = Promise.race([work, offline])
       }
       const bytes = await work
-      this.warm = true
+      this.answered = true
       return bytes
     } finally {
       // A random read nobody waits for any more (failed, offline) stops its retries.
