@@ -151,7 +151,7 @@ describe('crash and resume', () => {
       }
     }
     const want = Object.fromEntries(Object.entries(files).map(([rel, data]) => [rel, md5(data)]))
-    const clean = await Harness.create()
+    const clean = await Harness.create({ uploadWhileCopying: true })
     await copy(clean)
     const early = clean.service.calls.length
     await clean.settle()
@@ -163,7 +163,7 @@ describe('crash and resume', () => {
     expect(clean.service.calls.slice(0, early).map((c) => c.op)).not.toContain('complete')
     for (const mode of ['before', 'after', 'late'] as const) {
       for (let k = 0; k < total; k++) {
-        const x = await Harness.create()
+        const x = await Harness.create({ uploadWhileCopying: true })
         h = x
         let orphan = false
         x.armCrash(k, mode, (call) => {

@@ -8,6 +8,8 @@ import { md5 } from './fake-service.js'
 import { bytes, Harness, rsyncA } from './harness.js'
 
 let h: Harness | null = null
+/** The setting is off by default; these tests are of what it does on. */
+const EARLY = { uploadWhileCopying: true }
 afterEach(async () => {
   await h?.cleanup()
   h = null
@@ -25,7 +27,7 @@ const chunksOf = (x: Harness, file: string): number[] => x.service.calls.filter(
 
 describe('early uploads of a folder being copied', () => {
   it('each closed file goes up at once; Complete comes after the settle, and no chunk is sent twice', async () => {
-    h = await Harness.create()
+    h = await Harness.create(EARLY)
     const a = bytes(2500, 1)
     const b = bytes(700, 2)
     await h.fs.mkdir('/Photos', 0o755)
@@ -48,7 +50,7 @@ describe('early uploads of a folder being copied', () => {
   })
 
   it('a file rewritten after it went up: that transfer is dropped, never completed, and the new bytes are sent', async () => {
-    h = await Harness.create()
+    h = await Harness.create(EARLY)
     await h.fs.mkdir('/Docs', 0o755)
     await write(h, '/Docs/a.txt', bytes(1500, 3))
     await write(h, '/Docs/b.txt', bytes(300, 4))
@@ -66,7 +68,7 @@ describe('early uploads of a folder being copied', () => {
   })
 
   it('a file removed after it went up: a new transfer without it', async () => {
-    h = await Harness.create()
+    h = await Harness.create(EARLY)
     await h.fs.mkdir('/Docs', 0o755)
     await write(h, '/Docs/a.txt', bytes(100, 6))
     await write(h, '/Docs/b.txt', bytes(200, 7))
@@ -78,7 +80,7 @@ describe('early uploads of a folder being copied', () => {
   })
 
   it('the same bytes copied again over a file that went up keep the transfer', async () => {
-    h = await Harness.create()
+    h = await Harness.create(EARLY)
     await h.fs.mkdir('/Docs', 0o755)
     await write(h, '/Docs/a.txt', bytes(1200, 8))
     await write(h, '/Docs/a.txt', bytes(1200, 8))
@@ -88,7 +90,7 @@ describe('early uploads of a folder being copied', () => {
   })
 
   it('temporary names are not uploaded; a file renamed into place (rsync) is', async () => {
-    h = await Harness.create()
+    h = await Harness.create(EARLY)
     await h.fs.mkdir('/Site', 0o755)
     await write(h, '/Site/page.html.swp', bytes(50, 9))
     expect(h.service.calls).toEqual([])
@@ -102,8 +104,8 @@ describe('early uploads of a folder being copied', () => {
     expect(h.service.initializeCount('Site')).toBe(1)
   })
 
-  it('a file on its own, and any file with uploadWhileCopying off, waits for the settle', async () => {
-    for (const [options, p] of [[{}, '/alone.bin'], [{ uploadWhileCopying: false }, '/Folder/a.bin']] as const) {
+  it('a file on its own, and any file with uploadWhileCopying off (the default), waits for the settle', async () => {
+    for (const [options, p] of [[EARLY, '/alone.bin'], [{ uploadWhileCopying: false }, '/Folder/a.bin']] as const) {
       const x = await Harness.create(options)
       h = x
       await x.fs.mkdir('/Folder', 0o755)

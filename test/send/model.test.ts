@@ -3,6 +3,7 @@
 // compared after every step with a small reference model of the outbox and of what
 // must have been sent. Shrunk failures are kept below as named regression tests.
 import fc from 'fast-check'
+import type { SendOptions } from '../../src/send/options.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { NetworkError } from '../../src/api/errors.js'
 import { isTemporaryName } from '../../src/send/names.js'
@@ -368,8 +369,8 @@ const stats = new Map<string, number>()
 /** SEND_MODEL_RUNS=1000 for a long hunt; the default keeps the suite quick. */
 const RUNS = Number(process.env.SEND_MODEL_RUNS ?? 80)
 
-async function runSequence(cmds: Iterable<fc.AsyncCommand<Model, Real>>): Promise<void> {
-  const h = await Harness.create({ maxConcurrentSends: 2 })
+async function runSequence(cmds: Iterable<fc.AsyncCommand<Model, Real>>, options: Partial<SendOptions> = {}): Promise<void> {
+  const h = await Harness.create({ maxConcurrentSends: 2, ...options })
   harness = h
   try {
     const m: Model = { files: new Map(), dirs: new Set(), failed: new Set(), done: new Map(), sent: 0 }
@@ -402,6 +403,13 @@ describe('OutboxFs against a reference model', () => {
 })
 
 describe('model regressions (shrunk counterexamples)', () => {
+  it('a folder whose early upload a crash cut is sent once its copy goes on (seed -489567686, uploadWhileCopying on)', async () => {
+    await runSequence([
+      new MkdirCmd('/F'), new WriteCmd('/a.txt', 262, Buffer.from([1, 2])), new WriteCmd('/F/y', 942, Buffer.from([3])),
+      new CrashMidSendCmd(1, 'after'), new WriteCmd('/F/x', 1897, Buffer.from([4, 5, 6])),
+    ], { uploadWhileCopying: true })
+  })
+
   it('a zero-length write at an offset does not extend a new file (found by the model, seed 744038936)', async () => {
     await runSequence([new FaultCmd('refuse-init'), new RestartCmd(), new WriteCmd('/a.txt', 767, Buffer.alloc(0))])
   })
