@@ -219,7 +219,11 @@ describe('data under faults', () => {
     const sentNow: number[] = []
     await client.upload.uploadFile({ ...base, source: { path: source }, confirmed, onChunkConfirmed: (i) => { sentNow.push(i) } })
     expect(sentNow.sort()).toEqual([0, 1, 2, 3, 4].filter((i) => !confirmed.has(i)))
-    expect((await h.counters()).routes.savefile).toBe(sentNow.length)
+    // One request more when a chunk met the service assembling the interrupted upload's
+    // chunks: it answers 406, and the chunk is sent again as the interface asks.
+    const requests = (await h.counters()).routes.savefile ?? 0
+    expect(requests).toBeGreaterThanOrEqual(sentNow.length)
+    expect(requests).toBeLessThanOrEqual(sentNow.length + 1)
     await client.transfers.complete(init.transferid, init.transferkey)
     const details = await client.transfers.details(init.transferid)
     expect(details.files.find((f) => f.filename === 'resume.bin')?.md5).toBe(md5)
