@@ -132,7 +132,7 @@ export class EarlyUploads {
         queue: new PQueue({ concurrency: PARALLEL_FILE_UPLOADS }), over: new AbortController(), uploads: new Map(),
         running: new Set(), journaled: new Set(), known: new Map(), transfer: null, closing: false,
       }
-      for (const f of e.journal?.files ?? []) journal(s, e.key, f)
+      for (const f of e.journal?.files ?? []) noteJournaled(s, e.key, f)
       this.sessions.set(e.key, s)
     }
     return s
@@ -154,7 +154,7 @@ export class EarlyUploads {
     s.known.set(rel, { size: file.size, md5 })
     // Journaled before its first byte goes, so that nothing the transfer may hold is unaccounted for.
     j.files.push(file)
-    journal(s, e.key, file)
+    noteJournaled(s, e.key, file)
     e.totalBytes = j.files.reduce((n, f) => n + f.size, 0)
     await d.journal.save(j)
     if (stale()) return
@@ -185,7 +185,7 @@ function end(s: Session): void {
 }
 
 /** Notes `f` (of entry `key`) as possibly held by the transfer, with the folders above it. */
-function journal(s: Session, key: string, f: JournalFile): void {
+function noteJournaled(s: Session, key: string, f: JournalFile): void {
   let p = f.rel ? `${key}/${f.rel}` : key
   while (p.length > key.length) {
     s.journaled.add(p)
