@@ -21,7 +21,6 @@ import type { SendOptions } from '../send/options.js'
 import { FileSentLog } from '../send/sent-log.js'
 import { SENT_FILE } from '../send/open-outbox.js'
 import { TransferFileSystem } from '../vfs/filesystem.js'
-import { SendingFileSystem } from '../vfs/sending.js'
 import { ServiceCatalog } from '../vfs/service-catalog.js'
 import type { FolderListing } from '../vfs/folder-listing.js'
 import type { VfsSettings } from '../vfs/settings.js'
@@ -135,8 +134,8 @@ export function readOptionsOf(loaded: LoadedSettings): Partial<ReadOptions> {
 export interface ComposedMount {
   client: TransferClient
   content: ReadPath
-  /** What the FUSE adapter drives: the read-only tree with the outbox and sent/ additions. */
-  core: SendingFileSystem
+  /** What the FUSE adapter drives: the transfer areas, the outbox and sent/ additions. */
+  core: TransferFileSystem
   sending: MountSending
 }
 
@@ -211,5 +210,6 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
     onSentChanged: (id) => tree.store.refreshSent(id),
     onSent: (record) => desktop.onSent(record),
   })
-  return { client, content, core: new SendingFileSystem(tree, sending), sending }
+  tree.attachSending(sending)
+  return { client, content, core: tree, sending }
 }

@@ -1,10 +1,10 @@
 // Sending as the mount wires it: the outbox and the additions to sent transfers (two
 // OutboxFs on the data folder), the real Sender over the client with one chunk queue for
 // both, the sent log, forward, and the status files. compose.ts plugs the result into the
-// filesystem core (src/vfs/sending.ts).
+// filesystem core (src/vfs/filesystem.ts attachSending).
 import path from 'node:path'
 import type { TransferClient } from '../api/client.js'
-import type { SendingParts } from '../vfs/sending.js'
+import type { SendingParts } from '../vfs/areas/staging.js'
 import { openOutbox, SENT_FILE } from './open-outbox.js'
 import type { OutboxFs } from './outbox-fs.js'
 import type { SendOptions } from './options.js'

@@ -46,7 +46,7 @@ export interface TransferCatalog {
   sentIds(): Promise<SentRef[]>
 }
 
-/** The text of `/.status` in the read-only tree; the mount serves the send module's (vfs/sending.ts). */
+/** The text of `/.status` in the read-only tree; with sending wired in it is a link to the send module's (vfs/areas/status.ts). */
 export interface StatusSource {
   text(): string
 }

@@ -1,18 +1,26 @@
-// Paths to nodes: the shape of the tree, walked one name at a time, answered from the
-// metadata cache. A first visit of a listing or a transfer waits for the service; probe
-// names never do.
+// Names to nodes inside a transfer area (inbox, sent, by-id): the area's own folder, the
+// transfers it holds, and their folders and files, walked one name at a time and answered
+// from the metadata cache. A first visit of a listing or a transfer waits for the
+// service; probe names never do.
 import type { Transfer } from '../api/types.js'
+import type { Names } from './areas/area.js'
 import { FsError } from './core.js'
 import type { TransferEntry } from './folder-listing.js'
 import type { Contents, MetadataStore } from './metadata.js'
 import { isProbeName } from './probe-names.js'
 import { LINK_FILE, PASSWORD_FILE, TRANSFER_JSON, type TreeDir, type TreeFile } from './transfer-tree.js'
 
-export type TopFolder = 'root' | 'inbox' | 'sent' | 'outbox' | 'by-id'
+/** Which transfers an area's folder holds, by name. */
+export interface TransferListing {
+  /** The names the folder lists, in display order. */
+  names(): Promise<string[]>
+  /** The transfer a name stands for; a probe name is looked up only in what is known already. */
+  find(name: string, probe: boolean): Promise<TransferEntry | undefined>
+}
 
 export type Node =
-  | { kind: TopFolder }
-  | { kind: 'status' }
+  /** The area's own folder (`inbox/`, `sent/`, `by-id/`). */
+  | { kind: 'listing' }
   | { kind: 'transfer'; entry: TransferEntry }
   | { kind: 'folder'; entry: TransferEntry; transfer: Transfer; dir: TreeDir }
   | { kind: 'file'; entry: TransferEntry; transfer: Transfer; file: TreeFile }
@@ -21,37 +29,29 @@ export type Node =
   /** A sent transfer's download link as an Internet shortcut (file managers open it in a browser). */
   | { kind: 'link'; entry: TransferEntry; transfer: Transfer }
 
-export const STATUS_FILE = '.status'
-export const ROOT_NAMES: readonly string[] = ['inbox', 'sent', 'outbox', 'by-id', STATUS_FILE]
-
-export function splitPath(path: string): string[] {
-  return path.split('/').filter((part) => part !== '')
-}
-
 export function isDirectory(node: Node): boolean {
   switch (node.kind) {
-    case 'status': case 'file': case 'transfer-json': case 'password': case 'link': return false
+    case 'file': case 'transfer-json': case 'password': case 'link': return false
     default: return true
   }
 }
 
 export class TreeResolver {
-  constructor(private readonly store: MetadataStore) {}
+  constructor(
+    private readonly store: MetadataStore,
+    private readonly listing: TransferListing,
+  ) {}
 
-  async resolve(path: string): Promise<Node> {
-    let node: Node = { kind: 'root' }
-    for (const name of splitPath(path)) node = await this.child(node, name)
+  async resolve(names: Names): Promise<Node> {
+    let node: Node = { kind: 'listing' }
+    for (const name of names) node = await this.child(node, name)
     return node
   }
 
   /** The names in a folder, in display order. */
   async list(node: Node): Promise<string[]> {
     switch (node.kind) {
-      case 'root': return [...ROOT_NAMES]
-      case 'inbox': return (await this.store.inbox()).names
-      case 'sent': return (await this.store.sent()).names
-      // The sending layer (sending.ts) lists the outbox; by-id opens transfers by name but lists none.
-      case 'outbox': case 'by-id': return []
+      case 'listing': return this.listing.names()
       case 'transfer': {
         const contents = await this.store.contents(node.entry)
         if (contents.state === 'locked') return [TRANSFER_JSON, PASSWORD_FILE]
@@ -69,23 +69,8 @@ export class TreeResolver {
   private async child(node: Node, name: string): Promise<Node> {
     const probe = isProbeName(name)
     switch (node.kind) {
-      case 'root':
-        if (name === STATUS_FILE) return { kind: 'status' }
-        if (name === 'inbox' || name === 'sent' || name === 'outbox' || name === 'by-id') return { kind: name }
-        throw new FsError('ENOENT')
-      case 'inbox':
-      case 'sent': {
-        const listing = node.kind === 'inbox'
-          ? (probe ? this.store.peekInbox() : await this.store.inbox())
-          : (probe ? this.store.peekSent() : await this.store.sent())
-        const entry = listing?.byName.get(name)
-        if (!entry) throw new FsError('ENOENT')
-        return { kind: 'transfer', entry }
-      }
-      case 'outbox':
-        throw new FsError('ENOENT')
-      case 'by-id': {
-        const entry = probe ? this.store.peekById(name) : await this.store.byId(name)
+      case 'listing': {
+        const entry = await this.listing.find(name, probe)
         if (!entry) throw new FsError('ENOENT')
         return { kind: 'transfer', entry }
       }

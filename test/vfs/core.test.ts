@@ -46,7 +46,7 @@ function withFiles(id: string, fields: Parameters<typeof makeTransfer>[0] | obje
 }
 
 describe('attributes', () => {
-  it('files 0444, folders 0555, outbox and sent transfer folders 0755, owner = mounting user, mtime = sentdate', async () => {
+  it('files 0444, folders 0555, sent transfer folders 0755, owner = mounting user, mtime = sentdate', async () => {
     const { catalog, fs, clock } = setup()
     const sentdate = Date.UTC(2026, 10, 20, 9, 30)
     catalog.add(withFiles('in1', { sentdate }))
@@ -57,7 +57,6 @@ describe('attributes', () => {
     const root = await fs.getattr('/')
     expect(root.mode).toBe(S_IFDIR | 0o555)
     expect(root.mtime.getTime()).toBe(clock.now())
-    expect((await fs.getattr('/outbox')).mode).toBe(S_IFDIR | 0o755)
     expect((await fs.getattr('/inbox')).mode).toBe(S_IFDIR | 0o555)
     expect((await fs.getattr('/sent')).mode).toBe(S_IFDIR | 0o555)
 

@@ -12,7 +12,7 @@ import { ServiceRangeSource } from '../../src/read/service-source.js'
 import { FileSentLog } from '../../src/send/sent-log.js'
 import { openSending, type MountSending } from '../../src/send/mount-sending.js'
 import { TransferFileSystem } from '../../src/vfs/filesystem.js'
-import { parseAddresses, SendingFileSystem } from '../../src/vfs/sending.js'
+import { parseAddresses } from '../../src/vfs/areas/additions.js'
 import { ServiceCatalog } from '../../src/vfs/service-catalog.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { toBuffer } from '../../src/read/bytes.js'
@@ -21,7 +21,7 @@ let service: TestService
 let client: TransferClient
 let dataDir: string
 let sending: MountSending
-let fs: SendingFileSystem
+let fs: TransferFileSystem
 
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex')
 
@@ -56,12 +56,13 @@ beforeAll(async () => {
   const sentFile = path.join(dataDir, 'sent.jsonl')
   const catalog = new ServiceCatalog(client, { list: () => new FileSentLog(sentFile).list() })
   const content = await ReadPath.create(new ServiceRangeSource(client), { diskCacheDir: path.join(dataDir, 'cache') })
-  const inner = new TransferFileSystem({ catalog, content })
+  fs = new TransferFileSystem({ catalog, content })
+  const tree = fs
   sending = await openSending({
     client, dataDir, options: { settleMs: 300, retryBaseDelayMs: 200 }, statusIntervalMs: 100,
-    onSentChanged: (id) => inner.store.refreshSent(id),
+    onSentChanged: (id) => tree.store.refreshSent(id),
   })
-  fs = new SendingFileSystem(inner, sending)
+  fs.attachSending(sending)
 })
 
 afterAll(async () => {
@@ -72,6 +73,11 @@ afterAll(async () => {
 })
 
 describe('sending through the mount core', () => {
+  it('puts outbox/ at the root, between sent/ and by-id/, a folder the user may write', async () => {
+    expect(await fs.readdir('/')).toEqual(['inbox', 'sent', 'outbox', 'by-id', '.status'])
+    expect((await fs.getattr('/outbox')).mode).toBe(C.S_IFDIR | 0o755)
+  })
+
   it('a file written to outbox/ becomes one transfer, listed under sent/ with its bytes', async () => {
     const data = Buffer.alloc(300_000, 7)
     await writeFile('/outbox/report.bin', data)
@@ -149,7 +155,22 @@ describe('sending through the mount core', () => {
     await writeFile('/outbox/.hidden', Buffer.from('x'))
     await expect(fs.rename('/outbox/.hidden', `/sent/${folder}/hidden`)).rejects.toMatchObject({ code: 'EXDEV' })
     await expect(fs.unlink(`/sent/${folder}/report.bin`)).rejects.toMatchObject({ code: 'EROFS' })
+    // A name at the top that is no folder of the mount is no place to move to either.
+    await expect(fs.rename('/outbox/.hidden', '/elsewhere')).rejects.toMatchObject({ code: 'EXDEV' })
     await fs.unlink('/outbox/.hidden')
+  })
+
+  it("the mount's own files of a sent transfer are not staged as additions when opened for writing", async () => {
+    const [rec] = await sending.sentLog.list()
+    const folder = await sentFolderOf(rec!.transferid)
+    const json = `/sent/${folder}/.transfer.json`
+    await expect(fs.open(json, C.O_WRONLY)).rejects.toMatchObject({ code: 'EROFS' })
+    await expect(fs.open(json, C.O_WRONLY | C.O_TRUNC)).rejects.toMatchObject({ code: 'EROFS' })
+    // Still the transfer's details, not a staged file.
+    expect((await fs.getattr(json)).mode & 0o777).toBe(0o444)
+    expect(await fs.readdir(`/sent/${folder}`)).not.toContain('.transfer.json~')
+    expect(await fs.listxattr(json)).toEqual([])
+    await expect(fs.readlink(`/.status/x`)).rejects.toMatchObject({ code: 'EINVAL' })
   })
 })
 

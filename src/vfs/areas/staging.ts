@@ -1,0 +1,52 @@
+// The writable part of the mount as the send side has it: a tree of staged files (OutboxFs
+// in src/send), with paths relative to its own root and its own open-file numbers, and the
+// ports the mount's writable areas need from sending.
+import type { NodeAttr, OpenFlags } from '../core.js'
+import type { OpenNode } from './area.js'
+
+/** The writable half of a file system, as OutboxFs has it (paths relative to its root). */
+export interface StagingTree {
+  getattr(p: string): Promise<NodeAttr>
+  readdir(p: string): Promise<string[]>
+  readlink(p: string): Promise<string>
+  open(p: string, flags: OpenFlags): Promise<number>
+  create(p: string, mode: number): Promise<number>
+  read(p: string, fh: number, length: number, position: number): Promise<Buffer>
+  write(p: string, fh: number, data: Buffer, position: number): Promise<number>
+  flush(p: string, fh: number): Promise<void>
+  fsync(p: string, fh: number, datasync: boolean): Promise<void>
+  release(p: string, fh: number): Promise<void>
+  truncate(p: string, size: number): Promise<void>
+  ftruncate(p: string, fh: number, size: number): Promise<void>
+  unlink(p: string): Promise<void>
+  mkdir(p: string, mode: number): Promise<void>
+  rmdir(p: string): Promise<void>
+  rename(from: string, to: string): Promise<void>
+  symlink(target: string, p: string): Promise<void>
+  chmod(p: string, mode: number): Promise<void>
+  chown(p: string, uid: number, gid: number): Promise<void>
+  utimens(p: string, atime: Date, mtime: Date): Promise<void>
+}
+
+export interface SendingParts {
+  outbox: StagingTree
+  /** Files added to sent transfers: `/<transfer id>/<name>`. */
+  additions: StagingTree
+  /** Adds recipients (addresses or contact group names) to a transfer sent from here. */
+  forward(transferid: string, to: string[]): Promise<void>
+  /** Absolute path `/.status` links to. */
+  statusLink: string
+  shutdown(): Promise<void>
+}
+
+/** A file the staging tree opened, as the mount's handle table keeps it. */
+export function stagedNode(tree: StagingTree, p: string, fh: number): OpenNode {
+  return {
+    read: (length, position) => tree.read(p, fh, length, position),
+    write: (data, position) => tree.write(p, fh, data, position),
+    flush: () => tree.flush(p, fh),
+    fsync: (datasync) => tree.fsync(p, fh, datasync),
+    ftruncate: (size) => tree.ftruncate(p, fh, size),
+    release: () => tree.release(p, fh),
+  }
+}

@@ -1,0 +1,216 @@
+// What the transfer areas (inbox, sent, by-id) share: a folder of transfers, each a
+// folder of the transfer's files read on demand, with `.transfer.json`, `link.url` and a
+// locked transfer's write-only `.password`. An area differs only in its TransferListing
+// (which transfers, under which names). All of it is read-only but `.password`.
+import { constants as C } from 'node:fs'
+import type { Transfer } from '../../api/types.js'
+import type { FileContent } from '../../read/source.js'
+import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
+import type { TransferEntry } from '../folder-listing.js'
+import { filesBelow, firstFileBelow, type FilesListed, type ListedFile } from '../listed.js'
+import type { MetadataStore } from '../metadata.js'
+import { mimeTypeOf } from '../mime.js'
+import { isDirectory, linkFile, transferJson, transferOf, TreeResolver, type Node, type TransferListing } from '../nodes.js'
+import type { VfsSettings } from '../settings.js'
+import { PASSWORD_FILE, type TreeDir } from '../transfer-tree.js'
+import { memoryNode, O_ACCMODE, spliced, writeOnly, type Area, type Names, type OpenNode } from './area.js'
+
+/** Longest password a `.password` handle takes: anything longer is not a password. */
+const MAX_PASSWORD_BYTES = 4096
+
+/** What the transfer areas show alike: owner, times, and what a listing tells and makes ready. */
+export class TransferView {
+  constructor(
+    readonly store: MetadataStore,
+    readonly content: FileContent,
+    private readonly settings: VfsSettings,
+    /** The time shown where no transfer gives one. */
+    readonly mountedAt: Date,
+    private readonly onFilesListed: FilesListed | undefined,
+  ) {}
+
+  /** Someone hears of the files a listing leads to (else there is nothing to gather for tell()). */
+  get tells(): boolean {
+    return this.onFilesListed !== undefined
+  }
+
+  /** Attributes of a node dated by `transfer` (the mount's start when unknown). */
+  attr(mode: number, size: number, transfer: Transfer | null): NodeAttr {
+    const mtime = this.mtimeOf(transfer)
+    return { mode, size, nlink: (mode & C.S_IFMT) === C.S_IFDIR ? 2 : 1, mtime, atime: mtime, ctime: mtime, uid: this.settings.uid, gid: this.settings.gid }
+  }
+
+  private mtimeOf(transfer: Transfer | null): Date {
+    return transfer && transfer.sentdate > 0 ? new Date(transfer.sentdate) : this.mountedAt
+  }
+
+  /** The transfer's details and tree, when they are known and open. */
+  openTree(entry: TransferEntry): { transfer: Transfer; tree: TreeDir } | null {
+    const contents = this.store.peekContents(entry)
+    return contents?.state === 'open' ? contents : null
+  }
+
+  /**
+   * The files a listing is likely to lead to, to the listener: each folder's files at every
+   * depth, at their paths on the mount, so that thumbnails are ready when a file manager
+   * opens the folder (it looks for them at once, and makes its own by reading the whole
+   * file when none is there). A listener's failure is not the readdir's.
+   */
+  tell(folders: Array<{ transfer: Transfer; dir: TreeDir; at: string }>): void {
+    const listener = this.onFilesListed
+    if (!listener) return
+    const files: ListedFile[] = []
+    for (const f of folders) filesBelow(f.dir, f.at, this.mtimeOf(f.transfer).getTime(), files)
+    if (files.length === 0) return
+    try {
+      listener(files)
+    } catch {
+      // Thumbnails are a nicety; the listing stands.
+    }
+  }
+
+  /**
+   * A listing leads to reads of what it shows: the read path gets ready for the first
+   * file (a connection to its file server), so the first read does not wait for that.
+   */
+  prepare(dir: TreeDir | null): void {
+    const file = dir && firstFileBelow(dir)
+    if (file) this.content.prepare(file)
+  }
+}
+
+/** A transfer area: the listing's transfers as folders. */
+export class TransferArea implements Area {
+  private readonly tree: TreeResolver
+
+  constructor(
+    private readonly view: TransferView,
+    private readonly listing: TransferListing & {
+      /** The area's own folder was listed (at `path`): what the area tells and readies. */
+      listed?(path: string): void
+    },
+  ) {
+    this.tree = new TreeResolver(view.store, listing)
+  }
+
+  async getattr(names: Names): Promise<NodeAttr> {
+    return this.attrOf(await this.tree.resolve(names))
+  }
+
+  async readdir(names: Names, path: string): Promise<string[]> {
+    const node = await this.tree.resolve(names)
+    if (!isDirectory(node)) throw new FsError('ENOTDIR')
+    const listed = await this.tree.list(node)
+    const at = path.replace(/\/+$/, '')
+    if (node.kind === 'listing') this.listing.listed?.(at)
+    else if (node.kind === 'folder') {
+      this.view.tell([{ transfer: node.transfer, dir: node.dir, at }])
+      this.view.prepare(node.dir)
+    } else if (node.kind === 'transfer') {
+      const open = this.view.openTree(node.entry)
+      if (open) this.view.tell([{ transfer: open.transfer, dir: open.tree, at }])
+      this.view.prepare(open?.tree ?? null)
+    }
+    return listed
+  }
+
+  async open(names: Names, flags: OpenFlags): Promise<OpenNode> {
+    const node = await this.tree.resolve(names)
+    const access = flags & O_ACCMODE
+    if (node.kind === 'password') {
+      if (access !== C.O_WRONLY) throw new FsError('EACCES', '.password is write-only')
+      return this.passwordNode(node.entry)
+    }
+    if (isDirectory(node)) throw new FsError('EISDIR')
+    if (access !== C.O_RDONLY || (flags & C.O_TRUNC) !== 0) throw new FsError('EROFS')
+    switch (node.kind) {
+      case 'file': {
+        const size = node.file.remote.size
+        const content = this.view.content.open(node.file.remote)
+        return {
+          read: async (length, position) => (position >= size || length <= 0 ? Buffer.alloc(0) : content.read(position, Math.min(length, size - position))),
+          release: async () => content.close(),
+          abandon: () => content.close(),
+        }
+      }
+      case 'transfer-json': return memoryNode(transferJson(node.entry, node.contents))
+      case 'link': return memoryNode(linkFile(node.transfer))
+      default: throw new FsError('EISDIR')
+    }
+  }
+
+  /**
+   * `.password`: each write tries what has been written so far (one trailing newline
+   * trimmed) as the password, so a wrong one fails the write itself with EACCES: shells
+   * report a failed write, but ignore a failed close.
+   */
+  private passwordNode(entry: TransferEntry): OpenNode {
+    let written: Buffer = Buffer.alloc(0)
+    return {
+      read: writeOnly(PASSWORD_FILE),
+      write: async (data, position) => {
+        const next = spliced(written, data, position, MAX_PASSWORD_BYTES)
+        const password = next.toString('utf8').replace(/\r?\n$/, '')
+        if (password !== '') {
+          try {
+            await this.view.store.unlock(entry, password)
+          } catch (error) {
+            written = Buffer.alloc(0)
+            throw error
+          }
+        }
+        written = next
+        return data.length
+      },
+      ftruncate: async (size) => {
+        written = written.subarray(0, Math.min(size, written.length))
+      },
+      release: async () => undefined,
+    }
+  }
+
+  /** A file the mount makes of the transfer's details (`.transfer.json`, `link.url`, `.password`)? */
+  async isGenerated(names: Names): Promise<boolean> {
+    const kind = (await this.tree.resolve(names)).kind
+    return kind === 'transfer-json' || kind === 'link' || kind === 'password'
+  }
+
+  async truncate(names: Names, _size: number): Promise<void> {
+    const node = await this.tree.resolve(names)
+    if (node.kind === 'password') return
+    throw new FsError(isDirectory(node) ? 'EISDIR' : 'EROFS')
+  }
+
+  async getxattr(names: Names, name: string): Promise<Buffer> {
+    // Only user.* attributes exist here (the router's rule, checked before the lookup).
+    if (!name.startsWith('user.')) throw new FsError('EOPNOTSUPP')
+    const value = this.xattrsOf(await this.tree.resolve(names)).get(name)
+    if (value === undefined) throw new FsError('ENODATA')
+    return Buffer.from(value, 'utf8')
+  }
+
+  async listxattr(names: Names): Promise<string[]> {
+    return [...this.xattrsOf(await this.tree.resolve(names)).keys()]
+  }
+
+  private attrOf(node: Node): NodeAttr {
+    const transfer = transferOf(node)
+    switch (node.kind) {
+      case 'transfer': return this.view.attr(C.S_IFDIR | (node.entry.place === 'sent' ? 0o755 : 0o555), 0, transfer)
+      case 'file': return this.view.attr(C.S_IFREG | 0o444, node.file.remote.size, transfer)
+      case 'transfer-json': return this.view.attr(C.S_IFREG | 0o444, transferJson(node.entry, node.contents).length, transfer)
+      case 'link': return this.view.attr(C.S_IFREG | 0o444, linkFile(node.transfer).length, transfer)
+      case 'password': return this.view.attr(C.S_IFREG | 0o200, 0, transfer)
+      default: return this.view.attr(C.S_IFDIR | 0o555, 0, transfer)
+    }
+  }
+
+  private xattrsOf(node: Node): Map<string, string> {
+    const attrs = new Map<string, string>()
+    if (node.kind !== 'file') return attrs
+    if (node.file.remote.md5) attrs.set('user.md5', node.file.remote.md5)
+    if (node.transfer.url) attrs.set('user.xdg.origin.url', node.transfer.url)
+    attrs.set('user.mime_type', mimeTypeOf(node.file.remote.fileName))
+    return attrs
+  }
+}

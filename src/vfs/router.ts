@@ -1,0 +1,201 @@
+// The mount's filesystem core as a router: each path is split once into its top-level
+// area (areas/area.ts) and the names below it, and each operation goes to that area.
+// The root folder lists the areas. Open files of every area are in one handle table.
+// What an area does not do is answered alike everywhere: a change is EROFS (the tree is
+// read-only but where an area says otherwise), a readlink EINVAL, a write on a handle
+// not open for writing EBADF.
+import type { Bytes } from '../read/bytes.js'
+import type { Area, Names, OpenNode } from './areas/area.js'
+import { FsError, type FileSystemCore, type NodeAttr, type OpenFlags, type StatFs } from './core.js'
+import { HandleTable } from './handles.js'
+
+export function splitPath(path: string): string[] {
+  return path.split('/').filter((part) => part !== '')
+}
+
+/** Where a path is: the root folder, a name at the top that is no area, or inside an area. */
+type Place =
+  | { at: 'root' }
+  | { at: 'unknown' }
+  | { at: 'area'; area: Area; names: Names }
+
+export abstract class AreaRouter implements FileSystemCore {
+  private readonly handles = new HandleTable<OpenNode>()
+  /** The top-level names, in the order the root lists them. */
+  protected areas: ReadonlyMap<string, Area> = new Map()
+
+  /** The root folder's attributes. */
+  protected abstract rootAttr(): NodeAttr
+  abstract statfs(path: string): Promise<StatFs>
+
+  private place(path: string): Place {
+    const names = splitPath(path)
+    const top = names[0]
+    if (top === undefined) return { at: 'root' }
+    const area = this.areas.get(top)
+    return area ? { at: 'area', area, names: names.slice(1) } : { at: 'unknown' }
+  }
+
+  /** The area that answers a change at `path`: anything else is read-only (or absent). */
+  private changing<K extends keyof Area>(path: string, op: K): { area: Area; names: Names; fn: NonNullable<Area[K]> } {
+    const p = this.place(path)
+    if (p.at !== 'area' || !p.area[op]) throw new FsError('EROFS')
+    return { area: p.area, names: p.names, fn: p.area[op] as NonNullable<Area[K]> }
+  }
+
+  // ---- paths ---------------------------------------------------------------------------------
+
+  async getattr(path: string): Promise<NodeAttr> {
+    const p = this.place(path)
+    if (p.at === 'root') return this.rootAttr()
+    if (p.at === 'unknown') throw new FsError('ENOENT')
+    return p.area.getattr(p.names)
+  }
+
+  async readdir(path: string): Promise<string[]> {
+    const p = this.place(path)
+    if (p.at === 'root') return [...this.areas.keys()]
+    if (p.at === 'unknown') throw new FsError('ENOENT')
+    return p.area.readdir(p.names, path)
+  }
+
+  async open(path: string, flags: OpenFlags): Promise<number> {
+    const p = this.place(path)
+    if (p.at === 'root') throw new FsError('EISDIR')
+    if (p.at === 'unknown') throw new FsError('ENOENT')
+    return this.handles.add(await p.area.open(p.names, flags))
+  }
+
+  async create(path: string, mode: number): Promise<number> {
+    const { area, names } = this.changing(path, 'create')
+    return this.handles.add(await area.create!(names, mode))
+  }
+
+  async readlink(path: string): Promise<string> {
+    const p = this.place(path)
+    if (p.at !== 'area' || !p.area.readlink) throw new FsError('EINVAL')
+    return p.area.readlink(p.names)
+  }
+
+  async getxattr(path: string, name: string): Promise<Buffer> {
+    const p = this.place(path)
+    if (p.at === 'area' && p.area.getxattr) return p.area.getxattr(p.names, name)
+    // Only user.* attributes exist here. Any other namespace (security.selinux, ACLs) is
+    // "not supported" rather than "absent": ls and file managers remember that per
+    // filesystem and stop asking, where "absent" has them ask again for every entry.
+    if (!name.startsWith('user.')) throw new FsError('EOPNOTSUPP')
+    await this.getattr(path)
+    throw new FsError('ENODATA')
+  }
+
+  async listxattr(path: string): Promise<string[]> {
+    const p = this.place(path)
+    if (p.at === 'area' && p.area.listxattr) return p.area.listxattr(p.names)
+    await this.getattr(path)
+    return []
+  }
+
+  async setxattr(path: string, name: string, value: Buffer): Promise<void> {
+    const { area, names } = this.changing(path, 'setxattr')
+    return area.setxattr!(names, name, value)
+  }
+
+  async removexattr(path: string, name: string): Promise<void> {
+    const { area, names } = this.changing(path, 'removexattr')
+    return area.removexattr!(names, name)
+  }
+
+  async truncate(path: string, size: number): Promise<void> {
+    const p = this.place(path)
+    if (p.at === 'root') throw new FsError('EISDIR')
+    if (p.at === 'unknown') throw new FsError('ENOENT')
+    if (!p.area.truncate) throw new FsError('EROFS')
+    return p.area.truncate(p.names, size)
+  }
+
+  async unlink(path: string): Promise<void> {
+    const { area, names } = this.changing(path, 'unlink')
+    return area.unlink!(names)
+  }
+
+  async mkdir(path: string, mode: number): Promise<void> {
+    const { area, names } = this.changing(path, 'mkdir')
+    return area.mkdir!(names, mode)
+  }
+
+  async rmdir(path: string): Promise<void> {
+    const { area, names } = this.changing(path, 'rmdir')
+    return area.rmdir!(names)
+  }
+
+  async symlink(target: string, path: string): Promise<void> {
+    const { area, names } = this.changing(path, 'symlink')
+    return area.symlink!(target, names)
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    const a = this.place(from)
+    const b = this.place(to)
+    if (a.at === 'area' && b.at === 'area' && a.area === b.area) {
+      if (!a.area.rename) throw new FsError('EROFS')
+      return a.area.rename(a.names, b.names)
+    }
+    if ((a.at === 'area' && a.area.movesByCopy) || (b.at === 'area' && b.area.movesByCopy)) throw new FsError('EXDEV')
+    throw new FsError('EROFS')
+  }
+
+  async chmod(path: string, mode: number): Promise<void> {
+    const { area, names } = this.changing(path, 'chmod')
+    return area.chmod!(names, mode)
+  }
+
+  async chown(path: string, uid: number, gid: number): Promise<void> {
+    const { area, names } = this.changing(path, 'chown')
+    return area.chown!(names, uid, gid)
+  }
+
+  async utimens(path: string, atime: Date, mtime: Date): Promise<void> {
+    const { area, names } = this.changing(path, 'utimens')
+    return area.utimens!(names, atime, mtime)
+  }
+
+  // ---- open files ------------------------------------------------------------------------------
+
+  async read(_path: string, fh: number, length: number, position: number): Promise<Bytes> {
+    return this.handles.get(fh).read(length, position)
+  }
+
+  async write(_path: string, fh: number, data: Buffer, position: number): Promise<number> {
+    const node = this.handles.get(fh)
+    if (!node.write) throw new FsError('EBADF', 'not open for writing')
+    return node.write(data, position)
+  }
+
+  async flush(_path: string, fh: number): Promise<void> {
+    await this.handles.get(fh).flush?.()
+  }
+
+  async fsync(_path: string, fh: number, datasync: boolean): Promise<void> {
+    await this.handles.get(fh).fsync?.(datasync)
+  }
+
+  async ftruncate(_path: string, fh: number, size: number): Promise<void> {
+    const node = this.handles.get(fh)
+    if (!node.ftruncate) throw new FsError('EROFS')
+    return node.ftruncate(size)
+  }
+
+  async release(_path: string, fh: number): Promise<void> {
+    return this.handles.remove(fh).release()
+  }
+
+  get openHandles(): number {
+    return this.handles.size
+  }
+
+  /** Stops the areas, then lets go of what files still open hold (the kernel will not release them now). */
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.areas.values()].map((area) => area.shutdown?.().catch(() => undefined)))
+    for (const node of this.handles.values()) node.abandon?.()
+  }
+}
