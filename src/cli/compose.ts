@@ -10,7 +10,7 @@ import { NotSignedInError } from '../api/errors.js'
 import type { ClientOptionsInput } from '../api/options.js'
 import { FOLDER_FLAGS } from '../config/paths.js'
 import { silentLogger, type Logger } from '../fuse/log.js'
-import { flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings, type SettingTarget } from '../config/index.js'
+import { flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings, type SettingTarget, type TargetOptions } from '../config/index.js'
 import type { ReachabilityState } from '../api/connectivity.js'
 import { ReadPath, type ReadHealth } from '../read/content.js'
 import type { ServiceHealth } from '../send/status.js'
@@ -23,7 +23,6 @@ import { SENT_FILE } from '../send/open-outbox.js'
 import { TransferFileSystem } from '../vfs/filesystem.js'
 import { ServiceCatalog } from '../vfs/service-catalog.js'
 import type { FolderListing } from '../vfs/folder-listing.js'
-import type { VfsSettings } from '../vfs/settings.js'
 import { openDesktop, type MountDesktop } from '../desktop/mount-desktop.js'
 import { formatBytes } from './output/format.js'
 
@@ -107,15 +106,13 @@ export async function createClient(loaded: LoadedSettings, extra: Partial<Client
   })
 }
 
-/** The option types the settings table's targets take. */
-interface TargetOptions { read: Partial<ReadOptions>; send: Partial<SendOptions>; vfs: Partial<VfsSettings> }
-
 /**
- * The settings the table marks as `target`'s options, under the options' own names (a test
- * holds every such row to an option of that module, with its default).
+ * The settings the table marks as `target`'s options, under the options' own names. The
+ * table's rows are typed so that a row can feed only an option of its name and type; a
+ * test holds each to that option's default too.
  */
-function optionsFor<T extends SettingTarget>(loaded: LoadedSettings, target: T): TargetOptions[T] {
-  return Object.fromEntries(SETTINGS.filter((spec) => spec.feeds === target).map((spec) => [spec.key, loaded.settings[spec.key]])) as TargetOptions[T]
+function optionsFor<T extends SettingTarget>(loaded: LoadedSettings, target: T): Partial<TargetOptions[T]> {
+  return Object.fromEntries(SETTINGS.filter((spec) => spec.feeds === target).map((spec) => [spec.key, loaded.settings[spec.key]])) as Partial<TargetOptions[T]>
 }
 
 export function readOptionsOf(loaded: LoadedSettings): Partial<ReadOptions> {

@@ -12,7 +12,7 @@ import { DEFAULT_SEND_OPTIONS, resolveSendOptions } from '../send/options.js'
 import { chunkCount } from '../api/chunk-plan.js'
 import { spanLength } from '../base/chunk-grid.js'
 import { newTransferRequest, splitRecipients } from '../send/rules.js'
-import { sentRecordOf, uploadFiles } from '../send/transfer-steps.js'
+import { sendTransfer, sentRecordOf } from '../send/transfer-steps.js'
 import { FileSentLog } from '../send/sent-log.js'
 import { ServiceSender } from '../send/service-sender.js'
 import { md5OfFile } from '../base/file-hash-pool.js'
@@ -122,31 +122,40 @@ export function register(program: Command): void {
       const chunkSize = DEFAULT_SEND_OPTIONS.uploadChunkSize
       const progress = startProgress({ title: 'send', total, quiet: opts.json })
       const interrupt = ctrlC()
-      let transfer: Transfer
-      let transferid = ''
-      let completed = false
+      const sentLog = new FileSentLog(path.join(loaded.folders.data, SENT_FILE))
+      const sender = new ServiceSender(client)
+      // How far the send got: what an error says of the transfer, and what the output shows.
+      const got: { transferid: string; transfer: Transfer | null } = { transferid: '', transfer: null }
       try {
-        const sender = new ServiceSender(client)
-        const answer = await sender.initialize(request, interrupt.signal)
-        transferid = answer.transferid
         let sent = 0
-        const uploads = files.map((f) => ({ name: f.name, filePath: f.path, size: f.size, confirmed: new Set<number>() }))
-        await uploadFiles(sender, answer, uploads, chunkSize, interrupt.signal, (i, chunk) => {
-          const f = files[i] as FileToSend
-          const chunks = chunkCount(f.size, chunkSize)
-          sent += spanLength(chunk, f.size, chunkSize)
-          progress.update(sent, `${f.name} (${chunks} chunk${chunks === 1 ? '' : 's'})`)
+        await sendTransfer({
+          sender, signal: interrupt.signal, chunkSize, transfer: null, completed: false, groups,
+          initialize: async () => {
+            const answer = await sender.initialize(request, interrupt.signal)
+            got.transferid = answer.transferid
+            return answer
+          },
+          uploads: () => files.map((f) => ({
+            name: f.name, filePath: f.path, size: f.size, confirmed: new Set<number>(),
+            onChunkConfirmed: (chunk: number) => {
+              const chunks = chunkCount(f.size, chunkSize)
+              sent += spanLength(chunk, f.size, chunkSize)
+              progress.update(sent, `${f.name} (${chunks} chunk${chunks === 1 ? '' : 's'})`)
+            },
+          })),
+        }, {
+          // Recorded before the forward, so that a mount lists it under sent/ even when the forward fails.
+          completed: async (t, done) => {
+            got.transfer = done
+            await sentLog.record(sentRecordOf(t, { subject, recipients: opts.to, files, sentAt: Date.now(), url: done.url ?? null }))
+            return true
+          },
         })
-        transfer = await sender.complete(answer.transferid, answer.transferkey)
-        completed = true
-        await new FileSentLog(path.join(loaded.folders.data, SENT_FILE)).record(
-          sentRecordOf(answer, { subject, recipients: opts.to, files, sentAt: Date.now(), url: transfer.url ?? null }))
-        // Only forward resolves contact group names (initialize takes addresses).
-        if (groups.length) await sender.forward(answer.transferid, groups)
       } catch (err) {
         progress.stop()
+        const { transferid } = got
         if (transferid) {
-          const what = completed
+          const what = got.transfer
             ? `transfer ${transferid} was sent, but not to ${groups.join(', ')}: \`transferfs forward ${transferid} ...\` tries again`
             : `transfer ${transferid} was left unfinished; recipients got nothing`
           throw new CliError(`${err instanceof Error ? err.message : String(err)} (${what})`,
@@ -156,6 +165,8 @@ export function register(program: Command): void {
       } finally {
         interrupt.dispose()
       }
+      const transfer = got.transfer
+      if (!transfer) throw new Error('the send ended before Complete answered')
       if (opts.json) {
         writeJson({ transferid: transfer.id, url: transfer.url, subject, recipients: opts.to, size: total, files: files.map(({ name, size, md5 }) => ({ name, size, md5 })) })
         return

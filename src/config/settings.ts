@@ -1,9 +1,9 @@
 // Every setting of transferfs in one place (rclone's options struct): its default,
 // its unit, its flag and its environment variable. Resolution order, highest first:
 // command-line flags > TRANSFERFS_* environment > config file > defaults.
-import { DEFAULT_READ_OPTIONS } from '../read/options.js'
-import { DEFAULT_SEND_OPTIONS } from '../send/options.js'
-import { VFS_DEFAULTS } from '../vfs/settings.js'
+import { DEFAULT_READ_OPTIONS, type ReadOptions } from '../read/options.js'
+import { DEFAULT_SEND_OPTIONS, type SendOptions } from '../send/options.js'
+import { VFS_DEFAULTS, type VfsSettings } from '../vfs/settings.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -86,10 +86,16 @@ export interface SettingSpec {
   feeds?: SettingTarget
 }
 
-/** Modules whose options settings set by name: the read path, the send path, the filesystem model. */
-export type SettingTarget = 'read' | 'send' | 'vfs'
+/** Modules whose options settings set by name (the read path, the send path, the filesystem model), and those options. */
+export interface TargetOptions { read: ReadOptions; send: SendOptions; vfs: VfsSettings }
+export type SettingTarget = keyof TargetOptions
 
-function spec(key: SettingKey, kind: Kind, def: Settings[SettingKey], unit: string, description: string, more: { secret?: boolean; feeds?: SettingTarget } = {}): SettingSpec {
+/** The targets a setting may feed: those with an option of its name that takes its values. */
+type TargetsOf<K extends SettingKey> = {
+  [T in SettingTarget]: K extends keyof TargetOptions[T] ? (Settings[K] extends TargetOptions[T][K] ? T : never) : never
+}[SettingTarget]
+
+function spec<K extends SettingKey>(key: K, kind: Kind, def: Settings[K], unit: string, description: string, more: { secret?: boolean; feeds?: TargetsOf<K> } = {}): SettingSpec {
   return { key, kind, nullable: def === null, default: def, unit, description, secret: more.secret ?? false, ...(more.feeds ? { feeds: more.feeds } : {}) }
 }
 

@@ -158,7 +158,7 @@ export class EarlyUploads {
     e.totalBytes = j.files.reduce((n, f) => n + f.size, 0)
     await d.journal.save(j)
     if (stale()) return
-    await uploadJournaled(host, e, j, t, [file], info.realPath, info.subject, signal, stale)
+    await uploadJournaled({ host, e, rec: j, realPath: info.realPath, subject: info.subject, stale }, t, [file], signal)
   }
 
   /** The entry's transfer: the journaled one, or one initialized now (once per session). */
@@ -172,7 +172,7 @@ export class EarlyUploads {
       // The size initialize is told (informational, by the interface) is what is staged so
       // far: the copy is still running, and the whole is known only at the settle.
       const staged = (await filesOfFolder(info.realPath)).reduce((n, f) => n + f.size, 0)
-      return initializeJournaled(host, j, s.over.signal, () => host.halted || s.over.signal.aborted, staged)
+      return initializeJournaled({ host, rec: j, stale: () => host.halted || s.over.signal.aborted }, s.over.signal, staged)
     })()
     return s.transfer
   }

@@ -1,10 +1,9 @@
-// One send of a settled entry, step by step, each step journaled before the next
-// depends on it: fix the content (its files and sizes; their MD5s are worked out
-// meanwhile), initialize, upload the chunks not yet confirmed, Complete. A journaled
-// transfer is resumed only while the content is the same; otherwise it is dropped
-// (never completed) and a new one initialized.
+// One send of a settled entry: fix the content (its files and sizes; their MD5s are worked
+// out meanwhile), then the transfer's steps (transfer-steps.ts: initialize, upload the
+// chunks not yet confirmed, Complete, forward to groups), each journaled before the next
+// depends on it. A journaled transfer is resumed only while the content is the same;
+// otherwise it is dropped (never completed) and a new one initialized.
 import path from 'node:path'
-import type { Transfer } from '../api/types.js'
 import type { Entry } from './entry.js'
 import { newJournalRecord, type JournalFile, type JournalRecord } from './journal.js'
 import { isTemporaryName } from './names.js'
@@ -12,7 +11,7 @@ import type { InitializeAnswer } from './ports.js'
 import { chunkCount } from '../api/chunk-plan.js'
 import { spanLength } from '../base/chunk-grid.js'
 import { confirmedBytes, initializeRequest, journalFits, splitRecipients } from './rules.js'
-import { uploadFiles } from './transfer-steps.js'
+import { sendTransfer, uploadFiles, type FileUpload, type SendStep } from './transfer-steps.js'
 import type { SendHost } from './host.js'
 import { holdsJournaled, sameFiles, takeSnapshot } from './snapshot.js'
 
@@ -78,53 +77,74 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
   e.samples = [[host.d.clock.now(), e.sentBytes]]
   if (stale()) return
 
-  if (!rec.completed) {
-    if (!rec.transfer) {
-      e.note = 'initializing'
-      if (!(await initializeJournaled(host, rec, signal, stale))) return
-    }
-    const t = rec.transfer as NonNullable<JournalRecord['transfer']>
-    e.note = 'uploading'
+  const send: JournaledSend = { host, e, rec, realPath: info.realPath, subject: info.subject, stale }
+  const notes: Record<SendStep, string> = {
+    initializing: 'initializing', uploading: 'uploading', completing: 'completing', forwarding: 'forwarding to contact groups',
+  }
+  const ran = await sendTransfer({
+    sender: host.d.sender, signal, chunkSize: rec.chunkSize, transfer: rec.transfer, completed: rec.completed,
+    initialize: () => initializeJournaled(send, signal),
     // Files go up several at once (the sender bounds the chunks in flight across them), so
     // a folder of small files does not wait a round trip and a journal write per file.
-    const files = rec.files.filter((f) => new Set(rec.confirmed[f.name] ?? []).size < chunkCount(f.size, rec.chunkSize))
-    await uploadJournaled(host, e, rec, t, files, info.realPath, info.subject, signal, stale)
-    if (stale()) return
-    // The MD5s the sent transfer is recorded with, of the bytes just uploaded (any change
-    // meanwhile made this send stale).
-    await snap.hashed
-    await host.d.journal.save(rec)
-    if (stale()) return
-    e.note = 'completing'
-    const transfer: Transfer = await host.d.sender.complete(t.transferid, t.transferkey)
-    if (host.halted) return
-    // From here the transfer exists as sent, whatever happens to the entry meanwhile.
-    rec.completed = true
-    rec.url = transfer.url ?? null
-    await host.d.journal.save(rec)
-    if (host.halted) return
-  }
-  const groups = host.d.tree.existing ? [] : splitRecipients(rec.recipients).groups
-  if (groups.length && !rec.groupsForwarded && rec.transfer) {
-    // Journaled after the call: a crash in between forwards again (the group gets the
-    // e-mail twice), which beats a group that never hears of the transfer.
-    e.note = 'forwarding to contact groups'
-    await host.d.sender.forward(rec.transfer.transferid, groups)
-    if (host.halted) return
-    rec.groupsForwarded = true
-    await host.d.journal.save(rec)
-    if (host.halted) return
-  }
-  await host.finish(e, gen, rec)
+    uploads: (t) => journaledUploads(send, t, pendingFiles(rec)),
+    groups: host.d.tree.existing || rec.groupsForwarded ? [] : splitRecipients(rec.recipients).groups,
+  }, {
+    step: (step) => {
+      e.note = notes[step]
+    },
+    uploaded: async () => {
+      if (stale()) return false
+      // The MD5s the sent transfer is recorded with, of the bytes just uploaded (any change
+      // meanwhile made this send stale).
+      await snap.hashed
+      await host.d.journal.save(rec)
+      return !stale()
+    },
+    completed: async (_t, transfer) => {
+      if (host.halted) return false
+      // From here the transfer exists as sent, whatever happens to the entry meanwhile.
+      rec.completed = true
+      rec.url = transfer.url ?? null
+      await host.d.journal.save(rec)
+      return !host.halted
+    },
+    forwarded: async () => {
+      // Journaled after the call: a crash in between forwards again (the group gets the
+      // e-mail twice), which beats a group that never hears of the transfer.
+      if (host.halted) return false
+      rec.groupsForwarded = true
+      await host.d.journal.save(rec)
+      return !host.halted
+    },
+  })
+  if (ran) await host.finish(e, gen, rec)
+}
+
+/** One entry's send as its steps see it (the pipeline's at the settle, or an early upload's). */
+export interface JournaledSend {
+  host: SendHost
+  e: Entry
+  rec: JournalRecord
+  /** Where the entry's files are, and its name (a folder added to a sent transfer keeps it as the files' path). */
+  realPath: string
+  subject: string
+  /** The send no longer counts: halted, the entry changed, or early uploads ended. */
+  stale: () => boolean
+}
+
+/** The journaled files with chunks the service has not confirmed yet. */
+function pendingFiles(rec: JournalRecord): JournalFile[] {
+  return rec.files.filter((f) => new Set(rec.confirmed[f.name] ?? []).size < chunkCount(f.size, rec.chunkSize))
 }
 
 /**
  * Initializes the journaled send's transfer, journaling the ask before it goes (a crash
  * in between may leave an orphan transfer, which the journal then owns up to). Null when
  * the send went stale meanwhile; a transfer that came back for a stale send is recorded
- * as abandoned.
+ * as abandoned. `size`: what initialize is told, when the journal does not list every file yet.
  */
-export async function initializeJournaled(host: SendHost, rec: JournalRecord, signal: AbortSignal, stale: () => boolean, size?: number): Promise<InitializeAnswer | null> {
+export async function initializeJournaled(s: Pick<JournaledSend, 'host' | 'rec' | 'stale'>, signal: AbortSignal, size?: number): Promise<InitializeAnswer | null> {
+  const { host, rec, stale } = s
   rec.initializing = true
   await host.d.journal.save(rec)
   if (stale()) return null
@@ -141,23 +161,31 @@ export async function initializeJournaled(host: SendHost, rec: JournalRecord, si
   return stale() ? null : answer
 }
 
-/** Uploads files of the entry to transfer `t`, journaling each chunk the service confirms. */
-export function uploadJournaled(host: SendHost, e: Entry, rec: JournalRecord, t: InitializeAnswer, files: readonly JournalFile[], realPath: string, subject: string, signal: AbortSignal, stale: () => boolean): Promise<void> {
-  const uploads = files.map((f) => ({
+/** Uploads `files` of the entry to transfer `t`, journaling each chunk the service confirms. */
+export function uploadJournaled(s: JournaledSend, t: InitializeAnswer, files: readonly JournalFile[], signal: AbortSignal): Promise<void> {
+  return uploadFiles(s.host.d.sender, t, journaledUploads(s, t, files), s.rec.chunkSize, signal)
+}
+
+/**
+ * `files` as uploads into `t`, each chunk the service confirms journaled, unless the send
+ * went stale or its journal moved to another transfer meanwhile.
+ */
+function journaledUploads(s: JournaledSend, t: InitializeAnswer, files: readonly JournalFile[]): FileUpload[] {
+  const { host, e, rec } = s
+  return files.map((f) => ({
     // Added to an existing transfer, a folder keeps its name as the files' path in it.
-    name: host.d.tree.existing && f.rel ? `${subject}/${f.name}` : f.name,
-    filePath: f.rel ? path.join(realPath, f.rel) : realPath, size: f.size, confirmed: new Set(rec.confirmed[f.name] ?? []),
+    name: host.d.tree.existing && f.rel ? `${s.subject}/${f.name}` : f.name,
+    filePath: f.rel ? path.join(s.realPath, f.rel) : s.realPath, size: f.size, confirmed: new Set(rec.confirmed[f.name] ?? []),
+    onChunkConfirmed: (index) => {
+      if (s.stale() || rec.transfer !== t) return
+      const list = (rec.confirmed[f.name] ??= [])
+      if (list.includes(index)) return
+      list.push(index)
+      e.sentBytes += spanLength(index, f.size, rec.chunkSize)
+      sample(e, host.d.clock.now())
+      host.track(host.d.journal.save(rec))
+    },
   }))
-  return uploadFiles(host.d.sender, t, uploads, rec.chunkSize, signal, (i, index) => {
-    const f = files[i] as JournalFile
-    if (stale() || rec.transfer !== t) return
-    const list = (rec.confirmed[f.name] ??= [])
-    if (list.includes(index)) return
-    list.push(index)
-    e.sentBytes += spanLength(index, f.size, rec.chunkSize)
-    sample(e, host.d.clock.now())
-    host.track(host.d.journal.save(rec))
-  })
 }
 
 function sample(e: Entry, now: number): void {

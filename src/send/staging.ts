@@ -54,8 +54,8 @@ export class DiskGuard {
   ) {}
 
   async reserve(bytes: number): Promise<void> {
-    const stale = this.clock.now() - this.checkedAt >= this.checkMs
-    if (stale || this.free - this.writtenSince - bytes < this.minFree) {
+    const checkDue = this.clock.now() - this.checkedAt >= this.checkMs
+    if (checkDue || this.free - this.writtenSince - bytes < this.minFree) {
       this.free = await this.freeBytes()
       this.checkedAt = this.clock.now()
       this.writtenSince = 0

@@ -59,8 +59,9 @@ export class StatusFiles {
       const content: StatusFileContent = { ...status, pid: process.pid, running, intervalMs: this.intervalMs }
       const { at: _at, ...comparable } = content
       const json = JSON.stringify(comparable)
-      const stale = Date.now() - (this.lastWrite ?? 0) > 5 * this.intervalMs
-      if (json !== this.lastJson || stale) {
+      // Rewritten now and then even when unchanged: its time says the mount is alive.
+      const rewriteDue = Date.now() - (this.lastWrite ?? 0) > 5 * this.intervalMs
+      if (json !== this.lastJson || rewriteDue) {
         await writeFileAtomically(this.jsonFile, renderStatusJson(content))
         this.lastJson = json
         this.lastWrite = Date.now()
