@@ -60,7 +60,8 @@ export class EarlyUploads {
     const { host } = this
     const { d } = host
     if (!d.options.uploadWhileCopying || d.tree.existing || host.halted) return
-    if (e.phase !== 'settling' || e.running || e.journal?.completed) return
+    // Never into a transfer that may be sent already: Complete was asked (see runSend).
+    if (e.phase !== 'settling' || e.running || e.journal?.completed || e.journal?.completing) return
     if (host.interrupted.has(e.key) || d.writeFailure(e.key) !== null || d.hasWriters(p)) return
     const info = d.tree.describe(e.key)
     if (!info || isTemporaryName(info.subject)) return

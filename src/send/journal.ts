@@ -35,6 +35,12 @@ export interface JournalRecord {
   transfer: InitializeAnswer | null
   /** File name → chunk indices the service confirmed for `transfer`. */
   confirmed: Record<string, number[]>
+  /**
+   * Complete was asked for `files`. Found true (and `completed` false) after a crash: the
+   * service may have completed the transfer without the answer being journaled, so only
+   * the service can tell whether it is sent. A record without the field reads as not asked.
+   */
+  completing?: boolean
   /** Complete answered: the transfer exists with these files; only clean-up is left. */
   completed: boolean
   /**

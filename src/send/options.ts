@@ -56,9 +56,7 @@ export interface SendOptions {
 export const DEFAULT_SEND_OPTIONS: Readonly<SendOptions> = Object.freeze({
   settleMs: 3000,
   uploadChunkSize: UPLOAD_CHUNK_BYTES,
-  // Off until a race the model test found once (a folder whose early upload a crash cut,
-  // copied on after the restart, not sent) is understood; on, every test of it passes.
-  uploadWhileCopying: false,
+  uploadWhileCopying: true,
   maxConcurrentSends: 2,
   retryBaseDelayMs: 1000,
   retryMaxDelayMs: 5 * 60_000,

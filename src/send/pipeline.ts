@@ -57,6 +57,17 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
   // a big one is hashed while it goes up.
   if (j || snap.files.reduce((n, f) => n + f.size, 0) <= HASH_FIRST_BYTES) await snap.hashed
   if (stale()) return
+  if (j?.completing && !j.completed && j.transfer && !host.d.tree.existing && !sameFiles(j.files, snap.files)) {
+    // Complete was asked and the process stopped before its answer was journaled; the
+    // content has changed since. Whether the new content may join the transfer or must
+    // go as a new one depends on whether the transfer is sent, which only the service knows.
+    const sent = await host.d.sender.sentTransfer(j.transfer.transferid)
+    if (stale()) return
+    if (sent) Object.assign(j, { completed: true, url: sent.url ?? null })
+    j.completing = false
+    await host.d.journal.save(j)
+    if (stale()) return
+  }
   if (j && !(journalFits(j, info, o) && (j.completed ? sameFiles(j.files, snap.files) : holdsJournaled(snap.files, j.files)))) {
     if (j.completed) {
       // Complete answered for older content; the new content is a new send.
@@ -65,7 +76,7 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
       j = null
     } else {
       if (j.transfer) j.abandoned.push(j.transfer.transferid)
-      Object.assign(j, { subject: info.subject, recipients: info.recipients, chunkSize: o.uploadChunkSize, files: snap.files, transfer: null, confirmed: {}, initializing: false })
+      Object.assign(j, { subject: info.subject, recipients: info.recipients, chunkSize: o.uploadChunkSize, files: snap.files, transfer: null, confirmed: {}, initializing: false, completing: false })
     }
   }
   if (j && !j.completed) j.files = snap.files
@@ -97,6 +108,7 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
       // The MD5s the sent transfer is recorded with, of the bytes just uploaded (any change
       // meanwhile made this send stale).
       await snap.hashed
+      rec.completing = true
       await host.d.journal.save(rec)
       return !stale()
     },

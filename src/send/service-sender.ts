@@ -74,6 +74,11 @@ export class ServiceSender implements Sender {
     return this.client.transfers.complete(transferid, transferkey)
   }
 
+  async sentTransfer(transferid: string): Promise<Transfer | null> {
+    const t = await this.client.transfers.details(transferid)
+    return t.status === 'STATUS_COMPLETE' ? t : null
+  }
+
   async forward(transferid: string, to: string[]): Promise<void> {
     await this.client.transfers.forward(transferid, to)
   }
@@ -139,6 +144,10 @@ export class ExistingTransferSender implements Sender {
     const t = await this.inner.complete(transferid, transferkey)
     await this.onAdded(transferid)
     return t
+  }
+
+  sentTransfer(transferid: string): Promise<Transfer | null> {
+    return this.inner.sentTransfer(transferid)
   }
 
   forward(transferid: string, to: string[]): Promise<void> {

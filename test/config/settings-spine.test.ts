@@ -20,7 +20,7 @@ it('every setting that sets a module option names one of its options and has its
 })
 
 it('the command line builds the modules\' options from the table', () => {
-  const loaded = { settings: { ...DEFAULT_SETTINGS, memoryCacheBytes: 123, settleMs: 45, chunkSize: 8 * 1024 * 1024 }, folders: { cache: '/tmp/c', data: '/tmp/d', config: '/tmp/x' } }
+  const loaded = { settings: { ...DEFAULT_SETTINGS, memoryCacheBytes: 123, settleMs: 45, uploadWhileCopying: false, chunkSize: 8 * 1024 * 1024 }, folders: { cache: '/tmp/c', data: '/tmp/d', config: '/tmp/x' } }
   const read = readOptionsOf(loaded as never)
   expect(read).toMatchObject({ memoryCacheBytes: 123, chunkSize: 8 * 1024 * 1024, diskCacheBytes: DEFAULT_SETTINGS.diskCacheBytes })
   expect(sendOptionsOf(loaded as never)).toMatchObject({ settleMs: 45, uploadWhileCopying: false, message: null })

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, writeFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { mkdtemp } from 'node:fs/promises'
@@ -97,5 +97,6 @@ describe('folders and the config file', () => {
 
     await writeFile(path.join(dir, 'config.json'), '{ not json')
     await expect(loadSettings({}, env)).rejects.toThrow(/config\.json: not valid JSON/)
+    await rm(dir, { recursive: true, force: true })
   })
 })

@@ -24,9 +24,17 @@ beforeAll(async () => {
 
 const inFolder = (name: string) => path.join(world.account.mountDir, 'outbox', TO, name)
 
-async function killAndRemount(): Promise<void> {
+async function kill(): Promise<void> {
   process.kill(world.pid, 'SIGKILL')
   expect(await waitForExit(world.pid)).toBe(true)
+}
+
+async function killAndRemount(): Promise<void> {
+  await kill()
+  await remount()
+}
+
+async function remount(): Promise<void> {
   await waitFor(async () => !(await isMounted(world.account.mountDir)), 5000)
   if (await isMounted(world.account.mountDir)) await run('fusermount', ['-uz', world.account.mountDir])
   await world.service.controls.clearFaults()
@@ -132,5 +140,30 @@ describe('SIGKILL of the mount in the middle of a send', () => {
     expect(await outboxDrained(world.account)).toBe(true)
     await sentOnce('after.bin', data)
     expect(await outboxFiles(world.account)).toEqual([])
+  })
+
+  it('right after Complete answered, and the folder grew before the restart: sent as it was, then anew as it is', async () => {
+    const a = bytes(700_000, 16)
+    const b = bytes(300_000, 17)
+    await world.service.controls.resetCounters()
+    const folder = path.join(world.account.mountDir, 'outbox', TO, 'grown')
+    await fsp.mkdir(folder)
+    await fsp.writeFile(path.join(folder, 'a.bin'), a)
+    expect(await waitFor(async () => ((await world.service.controls.counters()).routes.complete ?? 0) >= 1, 20_000, 2)).toBe(true)
+    await kill()
+    // The journal may not yet say that Complete answered. A file joins the folder before the
+    // next start sends it (in its staging folder: the mount is down).
+    await fsp.writeFile(path.join(world.account.home, 'data', 'outbox', TO, 'grown', 'b.bin'), b)
+    await remount()
+    expect(await outboxDrained(world.account)).toBe(true)
+    const recs = (await sentRecords(world.account)).filter((r) => r.subject === 'grown')
+    const contents = await Promise.all(recs.map((r) => transferFiles(world.client, r.transferid)))
+    // The transfer Complete sent keeps the folder as it was; the grown folder is a transfer of its own.
+    expect(contents).toEqual([
+      new Map([['a.bin', md5(a)]]),
+      new Map([['a.bin', md5(a)], ['b.bin', md5(b)]]),
+    ])
+    const mails = (await world.service.controls.mail()).filter((m) => m.kind === 'recipient' && m.subject.includes('grown'))
+    expect(mails.map((m) => m.transferid).sort()).toEqual(recs.map((r) => r.transferid).sort())
   })
 })

@@ -7,7 +7,7 @@ import { NetworkError, ServiceError } from '../../src/api/errors.js'
 import type { InitializeRequest, ServiceStatus, Transfer } from '../../src/api/types.js'
 import type { InitializeAnswer, Sender, UploadFileRequest } from '../../src/send/ports.js'
 
-export type Op = 'initialize' | 'chunk' | 'complete' | 'forward'
+export type Op = 'initialize' | 'chunk' | 'complete' | 'details' | 'forward'
 
 export interface FakeTransfer {
   id: string
@@ -183,6 +183,16 @@ export class FakeSender implements Sender {
         t.completed = true
       })
       return { id: t.id, url: `https://transfer.invalid/d/${t.id}`, status: 'STATUS_COMPLETE', subject: t.req.subject } as unknown as Transfer
+    })
+  }
+
+  sentTransfer(transferid: string): Promise<Transfer | null> {
+    return this.guard(async () => {
+      await Promise.resolve()
+      const t = this.svc.transfers.get(transferid)
+      if (!t) throw new ServiceError('NotFound', 404, 'NotFound')
+      return this.svc.serve(this, { op: 'details', transferid, subject: t.req.subject }, () =>
+        t.completed ? { id: t.id, url: `https://transfer.invalid/d/${t.id}`, status: 'STATUS_COMPLETE', subject: t.req.subject } as unknown as Transfer : null)
     })
   }
 

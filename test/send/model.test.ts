@@ -395,7 +395,8 @@ async function runSequence(cmds: Iterable<fc.AsyncCommand<Model, Real>>, options
 describe('OutboxFs against a reference model', () => {
   it('random operation sequences', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: 'large' }), (cmds) => runSequence(cmds)),
+      // Each sequence runs with uploads while copying on or off, drawn with it.
+      fc.asyncProperty(fc.boolean(), fc.commands(commands, { maxCommands: 40, size: 'large' }), (early, cmds) => runSequence(cmds, { uploadWhileCopying: early })),
       { numRuns: RUNS },
     )
     if (process.env.SEND_MODEL_STATS) console.log(Object.fromEntries(stats))
@@ -408,6 +409,17 @@ describe('model regressions (shrunk counterexamples)', () => {
       new MkdirCmd('/F'), new WriteCmd('/a.txt', 262, Buffer.from([1, 2])), new WriteCmd('/F/y', 942, Buffer.from([3])),
       new CrashMidSendCmd(1, 'after'), new WriteCmd('/F/x', 1897, Buffer.from([4, 5, 6])),
     ], { uploadWhileCopying: true })
+  })
+
+  it('a folder grown after a crash cut its Complete off is sent anew, with and without uploads while copying (seed 507952133)', async () => {
+    // The crash comes right after Complete is answered, before the journal says so: the
+    // service holds the folder as it was. The file added after the restart makes new content.
+    for (const uploadWhileCopying of [false, true]) {
+      await runSequence([
+        new MkdirCmd('/G'), new WriteCmd('/G/x', 0, Buffer.alloc(0)), new CrashMidSendCmd(2, 'after'),
+        new WriteCmd('/G/y', 0, Buffer.alloc(0)),
+      ], { uploadWhileCopying })
+    }
   })
 
   it('a zero-length write at an offset does not extend a new file (found by the model, seed 744038936)', async () => {

@@ -6,7 +6,8 @@ import { WriterMarks } from '../../src/send/writers.js'
 
 let dir = ''
 afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true })
+  // The temporary folder made for the test, not only the marks folder inside it.
+  if (dir) await rm(path.dirname(dir), { recursive: true, force: true })
 })
 
 describe('writer marks (one log per run)', () => {
