@@ -12,8 +12,8 @@ import { DEFAULT_SEND_OPTIONS, resolveSendOptions } from '../send/options.js'
 import { chunkCount } from '../api/chunk-plan.js'
 import { spanLength } from '../base/chunk-grid.js'
 import { newTransferRequest, splitRecipients } from '../send/rules.js'
-import { sendTransfer, sentRecordOf } from '../send/transfer-steps.js'
-import { FileSentLog } from '../send/sent-log.js'
+import { sendTransfer } from '../send/transfer-steps.js'
+import { FileSentLog, sentRecordOf } from '../send/sent-log.js'
 import { ServiceSender } from '../send/service-sender.js'
 import { md5OfFile } from '../base/file-hash-pool.js'
 import { takeSnapshot } from '../send/snapshot.js'
@@ -129,7 +129,7 @@ export function register(program: Command): void {
       try {
         let sent = 0
         await sendTransfer({
-          sender, signal: interrupt.signal, chunkSize, transfer: null, completed: false, groups,
+          sender, signal: interrupt.signal, chunkSize, initialized: null, completedBefore: false, groups,
           initialize: async () => {
             const answer = await sender.initialize(request, interrupt.signal)
             got.transferid = answer.transferid

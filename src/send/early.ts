@@ -60,7 +60,7 @@ export class EarlyUploads {
     const { host } = this
     const { d } = host
     if (!d.options.uploadWhileCopying || d.tree.existing || host.halted) return
-    // Never into a transfer that may be sent already: Complete was asked (see runSend).
+    // Never into a transfer that may be sent already: Complete was asked (pipeline.ts, learnIfSent).
     if (e.phase !== 'settling' || e.running || e.journal?.completed || e.journal?.completing) return
     if (host.interrupted.has(e.key) || d.writeFailure(e.key) !== null || d.hasWriters(p)) return
     const info = d.tree.describe(e.key)

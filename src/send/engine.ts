@@ -10,13 +10,13 @@ import { backoffDelay } from '../api/retry.js'
 import { EarlyUploads } from './early.js'
 import type { Entry, FinishedSend } from './entry.js'
 import type { EngineDeps, SendHost } from './host.js'
-import type { JournalRecord } from './journal.js'
+import { abandonTransfer, type JournalRecord } from './journal.js'
 import { isWithin } from './names.js'
 import type { SendOptions } from './options.js'
 import { runSend } from './pipeline.js'
 import type { KnownMd5 } from './snapshot.js'
 import { failureReason, isRefusal } from './rules.js'
-import { sentRecordOf } from './transfer-steps.js'
+import { sentRecordOf } from './sent-log.js'
 
 export class SendEngine implements SendHost {
   readonly entries = new Map<string, Entry>()
@@ -265,9 +265,7 @@ export class SendEngine implements SendHost {
       e.phase = 'failed'
       e.note = 'refused by the service: rename it or fix the settings, then retry'
       if (j && j.transfer && !j.completed) {
-        j.abandoned.push(j.transfer.transferid)
-        j.transfer = null
-        j.confirmed = {}
+        abandonTransfer(j)
         this.track(this.d.journal.save(j))
       }
       return

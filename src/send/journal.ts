@@ -49,7 +49,10 @@ export interface JournalRecord {
    */
   groupsForwarded?: boolean
   url: string | null
-  /** Transfers initialized for this entry and then dropped before Complete (never completed). */
+  /**
+   * Transfers initialized for this entry and then dropped: never completed by us (one whose
+   * Complete a crash cut off is asked about first, and dropped only when it is not sent).
+   */
   abandoned: string[]
 }
 
@@ -69,6 +72,12 @@ export function newJournalRecord(fields: Pick<JournalRecord, 'entryKey' | 'subje
 
 /** Transfers that were initialized for an entry and dropped before Complete. */
 export const ABANDONED_LOG = 'abandoned.log'
+
+/** The record's transfer is dropped: never completed, logged as abandoned when the record ends. */
+export function abandonTransfer(rec: JournalRecord): void {
+  if (rec.transfer) rec.abandoned.push(rec.transfer.transferid)
+  Object.assign(rec, { transfer: null, confirmed: {}, initializing: false, completing: false })
+}
 
 interface Slot { queued: Promise<void> | null; tail: Promise<void> }
 
@@ -134,7 +143,8 @@ export class Journal {
     const ids = [...rec.abandoned]
     if (rec.transfer && !rec.completed) ids.push(rec.transfer.transferid)
     if ((ids.length || rec.initializing) && !this.halted) {
-      const line = JSON.stringify({ entryKey: rec.entryKey, subject: rec.subject, transferids: ids, orphanPossible: rec.initializing, at: Date.now() })
+      // completePossible: Complete was asked for the last of them and its answer never journaled.
+      const line = JSON.stringify({ entryKey: rec.entryKey, subject: rec.subject, transferids: ids, orphanPossible: rec.initializing, completePossible: !!rec.completing && !rec.completed, at: Date.now() })
       const h = await fsp.open(path.join(this.dir, ABANDONED_LOG), 'a', 0o600)
       try {
         await h.write(line + '\n')

@@ -1,16 +1,17 @@
 // One send of a settled entry: fix the content (its files and sizes; their MD5s are worked
 // out meanwhile), then the transfer's steps (transfer-steps.ts: initialize, upload the
 // chunks not yet confirmed, Complete, forward to groups), each journaled before the next
-// depends on it. A journaled transfer is resumed only while the content is the same;
-// otherwise it is dropped (never completed) and a new one initialized.
+// depends on it. A journaled transfer is resumed while the content is the same or has
+// only gained files; otherwise it is dropped (never completed by us) and a new one
+// initialized, unless it turns out to be sent already, when that send stands.
 import path from 'node:path'
 import type { Entry } from './entry.js'
-import { newJournalRecord, type JournalFile, type JournalRecord } from './journal.js'
+import { abandonTransfer, newJournalRecord, type JournalFile, type JournalRecord } from './journal.js'
 import { isTemporaryName } from './names.js'
 import type { InitializeAnswer } from './ports.js'
 import { chunkCount } from '../api/chunk-plan.js'
 import { spanLength } from '../base/chunk-grid.js'
-import { confirmedBytes, initializeRequest, journalFits, splitRecipients } from './rules.js'
+import { confirmedBytes, initializeRequest, isRefusal, journalFits, splitRecipients } from './rules.js'
 import { sendTransfer, uploadFiles, type FileUpload, type SendStep } from './transfer-steps.js'
 import type { SendHost } from './host.js'
 import { holdsJournaled, sameFiles, takeSnapshot } from './snapshot.js'
@@ -57,26 +58,27 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
   // a big one is hashed while it goes up.
   if (j || snap.files.reduce((n, f) => n + f.size, 0) <= HASH_FIRST_BYTES) await snap.hashed
   if (stale()) return
-  if (j?.completing && !j.completed && j.transfer && !host.d.tree.existing && !sameFiles(j.files, snap.files)) {
-    // Complete was asked and the process stopped before its answer was journaled; the
-    // content has changed since. Whether the new content may join the transfer or must
-    // go as a new one depends on whether the transfer is sent, which only the service knows.
-    const sent = await host.d.sender.sentTransfer(j.transfer.transferid)
-    if (stale()) return
-    if (sent) Object.assign(j, { completed: true, url: sent.url ?? null })
-    j.completing = false
-    await host.d.journal.save(j)
+  if (j && !(journalFits(j, info, o) && sameFiles(j.files, snap.files))) {
+    // The content changed since this send was journaled. Whether it may join the transfer
+    // depends on whether that is sent already, which a crash while Complete was asked leaves open.
+    await learnIfSent(host, j, signal)
     if (stale()) return
   }
   if (j && !(journalFits(j, info, o) && (j.completed ? sameFiles(j.files, snap.files) : holdsJournaled(snap.files, j.files)))) {
     if (j.completed) {
-      // Complete answered for older content; the new content is a new send.
+      // Complete answered for older content: that send stands, its groups told too; the
+      // new content is a new send.
+      const groups = groupsDue(host, j)
+      if (groups.length > 0 && j.transfer) {
+        await host.d.sender.forward(j.transfer.transferid, groups)
+        if (!(await noteForwarded(host, j))) return
+      }
       await host.recordSent(j)
       await host.d.journal.retire(j)
       j = null
     } else {
-      if (j.transfer) j.abandoned.push(j.transfer.transferid)
-      Object.assign(j, { subject: info.subject, recipients: info.recipients, chunkSize: o.uploadChunkSize, files: snap.files, transfer: null, confirmed: {}, initializing: false, completing: false })
+      abandonTransfer(j)
+      Object.assign(j, { subject: info.subject, recipients: info.recipients, chunkSize: o.uploadChunkSize, files: snap.files })
     }
   }
   if (j && !j.completed) j.files = snap.files
@@ -93,12 +95,12 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
     initializing: 'initializing', uploading: 'uploading', completing: 'completing', forwarding: 'forwarding to contact groups',
   }
   const ran = await sendTransfer({
-    sender: host.d.sender, signal, chunkSize: rec.chunkSize, transfer: rec.transfer, completed: rec.completed,
+    sender: host.d.sender, signal, chunkSize: rec.chunkSize, initialized: rec.transfer, completedBefore: rec.completed,
     initialize: () => initializeJournaled(send, signal),
     // Files go up several at once (the sender bounds the chunks in flight across them), so
     // a folder of small files does not wait a round trip and a journal write per file.
     uploads: (t) => journaledUploads(send, t, pendingFiles(rec)),
-    groups: host.d.tree.existing || rec.groupsForwarded ? [] : splitRecipients(rec.recipients).groups,
+    groups: groupsDue(host, rec),
   }, {
     step: (step) => {
       e.note = notes[step]
@@ -106,30 +108,61 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
     uploaded: async () => {
       if (stale()) return false
       // The MD5s the sent transfer is recorded with, of the bytes just uploaded (any change
-      // meanwhile made this send stale).
+      // meanwhile made this send stale). Complete is journaled as asked before it goes: a
+      // crash before its answer is journaled leaves the transfer possibly sent (learnIfSent).
       await snap.hashed
       rec.completing = true
       await host.d.journal.save(rec)
       return !stale()
     },
-    completed: async (_t, transfer) => {
+    completed: async (_t, sent) => {
       if (host.halted) return false
       // From here the transfer exists as sent, whatever happens to the entry meanwhile.
       rec.completed = true
-      rec.url = transfer.url ?? null
+      rec.url = sent.url ?? null
       await host.d.journal.save(rec)
       return !host.halted
     },
-    forwarded: async () => {
-      // Journaled after the call: a crash in between forwards again (the group gets the
-      // e-mail twice), which beats a group that never hears of the transfer.
-      if (host.halted) return false
-      rec.groupsForwarded = true
-      await host.d.journal.save(rec)
-      return !host.halted
-    },
+    forwarded: () => noteForwarded(host, rec),
   })
   if (ran) await host.finish(e, gen, rec)
+}
+
+/** Contact groups among the recipients not yet told of the transfer (only forward resolves group names). */
+function groupsDue(host: SendHost, rec: JournalRecord): string[] {
+  return host.d.tree.existing || rec.groupsForwarded ? [] : splitRecipients(rec.recipients).groups
+}
+
+/**
+ * The groups were forwarded to. Journaled after the call: a crash in between forwards
+ * again (the group gets the e-mail twice), which beats a group that never hears of it.
+ */
+async function noteForwarded(host: SendHost, rec: JournalRecord): Promise<boolean> {
+  if (host.halted) return false
+  rec.groupsForwarded = true
+  await host.d.journal.save(rec)
+  return !host.halted
+}
+
+/**
+ * A journaled send whose Complete was asked, and whose answer a crash kept from the
+ * journal, may be sent already: the service says. Sent: the journal is completed, that
+ * send stands. Still started: it takes files again. Cancelled, deleted, or refused (say
+ * the password changed since): it is dropped, never completed by us. Transfers added to
+ * (sent already) are not asked about: their Complete only says files were added.
+ */
+async function learnIfSent(host: SendHost, j: JournalRecord, signal: AbortSignal): Promise<void> {
+  if (!j.completing || j.completed || !j.transfer || host.d.tree.existing) return
+  try {
+    const t = await host.d.sender.transferStatus(j.transfer.transferid, host.d.options.password, signal)
+    if (t.status === 'STATUS_COMPLETE') Object.assign(j, { completed: true, url: t.url ?? null })
+    else if (t.status !== 'STATUS_STARTED') abandonTransfer(j)
+  } catch (err) {
+    if (!isRefusal(err)) throw err
+    abandonTransfer(j)
+  }
+  j.completing = false
+  await host.d.journal.save(j)
 }
 
 /** One entry's send as its steps see it (the pipeline's at the settle, or an early upload's). */

@@ -34,8 +34,8 @@ export interface Sender {
   uploadFile(req: UploadFileRequest): Promise<void>
   /** Safe to repeat: completing a complete transfer answers 200 again and sends nothing. */
   complete(transferid: string, transferkey: string): Promise<Transfer>
-  /** The transfer when Complete has been done for it (it is sent), else null. */
-  sentTransfer(transferid: string): Promise<Transfer | null>
+  /** The service's status of a transfer initialized here (STATUS_COMPLETE: it is sent), and its link. */
+  transferStatus(transferid: string, password: string | null, signal: AbortSignal): Promise<Pick<Transfer, 'status' | 'url'>>
   /** Adds recipients (addresses or contact group names) to a complete transfer; each gets an e-mail. */
   forward(transferid: string, to: string[]): Promise<void>
 }

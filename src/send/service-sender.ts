@@ -74,9 +74,11 @@ export class ServiceSender implements Sender {
     return this.client.transfers.complete(transferid, transferkey)
   }
 
-  async sentTransfer(transferid: string): Promise<Transfer | null> {
-    const t = await this.client.transfers.details(transferid)
-    return t.status === 'STATUS_COMPLETE' ? t : null
+  async transferStatus(transferid: string, password: string | null, signal: AbortSignal): Promise<Pick<Transfer, 'status' | 'url'>> {
+    // Without files or downloads: only the status and link are wanted. A protected
+    // transfer answers its sender too only with the password.
+    const t = await this.client.transfers.details(transferid, { withDetails: false, ...(password !== null ? { password } : {}), signal })
+    return { status: t.status, url: t.url }
   }
 
   async forward(transferid: string, to: string[]): Promise<void> {
@@ -146,8 +148,8 @@ export class ExistingTransferSender implements Sender {
     return t
   }
 
-  sentTransfer(transferid: string): Promise<Transfer | null> {
-    return this.inner.sentTransfer(transferid)
+  transferStatus(transferid: string, password: string | null, signal: AbortSignal): Promise<Pick<Transfer, 'status' | 'url'>> {
+    return this.inner.transferStatus(transferid, password, signal)
   }
 
   forward(transferid: string, to: string[]): Promise<void> {

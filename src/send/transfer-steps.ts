@@ -1,11 +1,11 @@
 // Sending one transfer, step by step, as the outbox's pipeline and `transferfs send` both
 // do it: initialize, the files going up several at once, Complete, and the forward to
-// contact groups; and what the sent log records once Complete answered. The runner keeps
-// what it needs of each step in hooks: the pipeline journals, the command shows progress.
+// contact groups. The runner keeps what it needs of each step in hooks: the pipeline
+// journals, the command shows progress and records the transfer.
 import PQueue from 'p-queue'
 import type { Transfer } from '../api/types.js'
 import { allOrFirstFailure } from '../base/all-or-first-failure.js'
-import type { InitializeAnswer, Sender, SentRecord } from './ports.js'
+import type { InitializeAnswer, Sender } from './ports.js'
 import { PARALLEL_FILE_UPLOADS } from './rules.js'
 
 /** A file going up into a transfer. */
@@ -34,31 +34,19 @@ export async function uploadFiles(sender: Sender, t: InitializeAnswer, files: re
     })), signal)
 }
 
-/** What the sent log records of a transfer whose Complete answered. */
-export function sentRecordOf(
-  t: InitializeAnswer,
-  sent: Pick<SentRecord, 'subject' | 'recipients' | 'files' | 'sentAt' | 'url'>,
-): SentRecord {
-  return {
-    transferid: t.transferid, subject: sent.subject, recipients: sent.recipients,
-    files: sent.files.map((f) => ({ name: f.name, size: f.size, md5: f.md5 })), sentAt: sent.sentAt, url: sent.url,
-    transferurl: t.transferurl, transferkey: t.transferkey,
-  }
-}
-
 /** One transfer to send: where it stands, and what is left. */
 export interface TransferSend {
   sender: Sender
   signal: AbortSignal
   chunkSize: number
   /** The transfer an earlier run initialized, else null: initialize() makes it. */
-  transfer: InitializeAnswer | null
+  initialized: InitializeAnswer | null
   /** Initializes the transfer; null when the send no longer counts. */
   initialize(): Promise<InitializeAnswer | null>
   /** The files (their chunks not yet confirmed) still to go up into `t`, asked once it exists. */
   uploads(t: InitializeAnswer): FileUpload[]
   /** Complete answered in an earlier run: only the forward may be left. */
-  completed: boolean
+  completedBefore: boolean
   /** Contact groups to forward the transfer to once complete: only forward resolves group names. */
   groups: readonly string[]
 }
@@ -66,11 +54,14 @@ export interface TransferSend {
 export type SendStep = 'initializing' | 'uploading' | 'completing' | 'forwarding'
 
 /** What the runner keeps of each step; a false answer means the send no longer counts, and it stops there. */
-export interface TransferSteps {
+export interface TransferHooks {
   /** A step begins. */
   step?(step: SendStep): void
+  /** Every file is up; Complete comes next. */
   uploaded?(): Promise<boolean>
-  completed(t: InitializeAnswer, transfer: Transfer): Promise<boolean>
+  /** Complete answered: `sent` is the transfer as the service now has it. */
+  completed(t: InitializeAnswer, sent: Transfer): Promise<boolean>
+  /** The groups were forwarded to. */
   forwarded?(): Promise<boolean>
 }
 
@@ -79,25 +70,25 @@ export interface TransferSteps {
  * left, Complete (unless it answered before), forward to the groups. True when it ran to
  * the end, false when a hook stopped it.
  */
-export async function sendTransfer(s: TransferSend, steps: TransferSteps): Promise<boolean> {
-  let t = s.transfer
-  if (!s.completed) {
+export async function sendTransfer(s: TransferSend, hooks: TransferHooks): Promise<boolean> {
+  let t = s.initialized
+  if (!s.completedBefore) {
     if (!t) {
-      steps.step?.('initializing')
+      hooks.step?.('initializing')
       t = await s.initialize()
       if (!t) return false
     }
-    steps.step?.('uploading')
+    hooks.step?.('uploading')
     await uploadFiles(s.sender, t, s.uploads(t), s.chunkSize, s.signal)
-    if (steps.uploaded && !(await steps.uploaded())) return false
-    steps.step?.('completing')
-    const transfer = await s.sender.complete(t.transferid, t.transferkey)
-    if (!(await steps.completed(t, transfer))) return false
+    if (hooks.uploaded && !(await hooks.uploaded())) return false
+    hooks.step?.('completing')
+    const sent = await s.sender.complete(t.transferid, t.transferkey)
+    if (!(await hooks.completed(t, sent))) return false
   }
   if (s.groups.length > 0 && t) {
-    steps.step?.('forwarding')
+    hooks.step?.('forwarding')
     await s.sender.forward(t.transferid, [...s.groups])
-    if (steps.forwarded && !(await steps.forwarded())) return false
+    if (hooks.forwarded && !(await hooks.forwarded())) return false
   }
   return true
 }

@@ -3,7 +3,7 @@
 // the right bytes, nothing is completed twice, and only the documented orphan (an
 // initialize whose answer died with the process) is ever initialized twice.
 import { afterEach, describe, expect, it } from 'vitest'
-import { md5 } from './fake-service.js'
+import { md5, refusal } from './fake-service.js'
 import { bytes, cp, cpADir, Harness } from './harness.js'
 
 let h: Harness | null = null
@@ -233,6 +233,47 @@ describe('crash and resume', () => {
     const expected = Buffer.concat([Buffer.from('NEW'), bytes(3000, 1).subarray(3)])
     expect(x.service.sentAs('doc.txt')).toEqual([{ 'doc.txt': md5(expected) }])
     expect(x.service.completed()).toHaveLength(1)
+  })
+
+  it('Complete done, its answer lost with the process, then the folder grew: the service says whether that send stands', async () => {
+    for (const answer of ['sent', 'refused'] as const) {
+      const x = await Harness.create({ ...GROUPS, uploadWhileCopying: false })
+      try {
+        await x.fs.mkdir(`/${GROUP_FOLDER}`, 0o755)
+        await x.fs.mkdir(`/${GROUP_FOLDER}/Sub`, 0o755)
+        await cp(x.fs, `/${GROUP_FOLDER}/Sub/a.txt`, PLAN)
+        x.service.afterCall = (c, sender) => {
+          if (c.op !== 'complete') return
+          sender.kill()
+          void x.fs.halt()
+        }
+        await x.settle()
+        x.service.afterCall = null
+        await x.restart()
+        await cp(x.fs, `/${GROUP_FOLDER}/Sub/b.txt`, RCPT)
+        // Refused: say the password changed since; the transfer cannot be asked about.
+        if (answer === 'refused') x.service.failNext('details', () => refusal('PasswordRequired', 401))
+        await x.settle()
+        const grown = { 'a.txt': md5(PLAN), 'b.txt': md5(RCPT) }
+        // The first Complete took effect either way: the folder as it was is sent, then as it is.
+        expect(x.service.sentAs('Sub')).toEqual([{ 'a.txt': md5(PLAN) }, grown])
+        const [older, newer] = x.service.completed()
+        expect(newer?.forwardedTo).toEqual(['Team'])
+        const records = (await x.fs.sentLog.list()).filter((r) => r.subject === 'Sub')
+        if (answer === 'sent') {
+          // Known sent: it stands, recorded, its group told too.
+          expect(older?.forwardedTo).toEqual(['Team'])
+          expect(records.map((r) => r.transferid)).toEqual([older?.id, newer?.id])
+        } else {
+          // Not known: dropped as if never completed; only the new send is recorded.
+          expect(older?.forwardedTo).toEqual([])
+          expect(records.map((r) => r.transferid)).toEqual([newer?.id])
+        }
+        expect(await x.ls(`/${GROUP_FOLDER}`)).toEqual([])
+      } finally {
+        await x.cleanup()
+      }
+    }
   })
 
   it('a file being written when the process died is held, not sent half-written, until copied again or renamed', async () => {

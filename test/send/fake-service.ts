@@ -186,13 +186,13 @@ export class FakeSender implements Sender {
     })
   }
 
-  sentTransfer(transferid: string): Promise<Transfer | null> {
+  transferStatus(transferid: string, _password: string | null, _signal: AbortSignal): Promise<Pick<Transfer, 'status' | 'url'>> {
     return this.guard(async () => {
       await Promise.resolve()
       const t = this.svc.transfers.get(transferid)
       if (!t) throw new ServiceError('NotFound', 404, 'NotFound')
       return this.svc.serve(this, { op: 'details', transferid, subject: t.req.subject }, () =>
-        t.completed ? { id: t.id, url: `https://transfer.invalid/d/${t.id}`, status: 'STATUS_COMPLETE', subject: t.req.subject } as unknown as Transfer : null)
+        ({ status: t.completed ? 'STATUS_COMPLETE' : 'STATUS_STARTED', url: `https://transfer.invalid/d/${t.id}` }))
     })
   }
 
