@@ -198,7 +198,12 @@ describe('data under faults', () => {
   })
 
   it('an interrupted upload resumes from the confirmed chunks and sends only the rest', async () => {
-    const client = h.client({ retry: fast })
+    // One chunk at a time. The interruption may cut off the answer to a chunk the service
+    // already holds, so the resumed upload sends that chunk again. With several at once,
+    // it could arrive after the others completed the file. The service would then take it
+    // as the start of a new upload of the file, and Complete would answer UploadNotComplete;
+    // the outbox answers that by sending every chunk again.
+    const client = h.client({ retry: fast, upload: { parallelChunks: 1 } })
     const size = 23_000_000
     const source = join(h.dir, 'resume.bin')
     const md5 = await randomFile(source, size)
@@ -219,11 +224,7 @@ describe('data under faults', () => {
     const sentNow: number[] = []
     await client.upload.uploadFile({ ...base, source: { path: source }, confirmed, onChunkConfirmed: (i) => { sentNow.push(i) } })
     expect(sentNow.sort()).toEqual([0, 1, 2, 3, 4].filter((i) => !confirmed.has(i)))
-    // One request more when a chunk met the service assembling the interrupted upload's
-    // chunks: it answers 406, and the chunk is sent again as the interface asks.
-    const requests = (await h.counters()).routes.savefile ?? 0
-    expect(requests).toBeGreaterThanOrEqual(sentNow.length)
-    expect(requests).toBeLessThanOrEqual(sentNow.length + 1)
+    expect((await h.counters()).routes.savefile).toBe(sentNow.length)
     await client.transfers.complete(init.transferid, init.transferkey)
     const details = await client.transfers.details(init.transferid)
     expect(details.files.find((f) => f.filename === 'resume.bin')?.md5).toBe(md5)
