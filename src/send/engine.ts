@@ -13,7 +13,7 @@ import type { EngineDeps, SendHost } from './host.js'
 import { abandonTransfer, type JournalRecord } from './journal.js'
 import { isWithin } from './names.js'
 import type { SendOptions } from './options.js'
-import { runSend } from './pipeline.js'
+import { learnIfSent, runSend } from './pipeline.js'
 import type { KnownMd5 } from './snapshot.js'
 import { failureReason, isRefusal } from './rules.js'
 import { sentRecordOf } from './sent-log.js'
@@ -288,7 +288,11 @@ export class SendEngine implements SendHost {
     })
   }
 
-  async forgetGone(e: Entry): Promise<void> {
+  async forgetGone(e: Entry, signal: AbortSignal): Promise<void> {
+    // A send whose Complete a crash cut off may be sent: then it is recorded (sent/ shows
+    // it) rather than logged as abandoned. Asked first, so that a failure leaves the entry
+    // to be tried again.
+    if (e.journal) await learnIfSent(this, e.journal, signal)
     this.entries.delete(e.key)
     if (e.journal) await this.dropJournal(e.journal)
   }

@@ -35,7 +35,7 @@ export interface SendHost {
   readonly interrupted: ReadonlySet<string>
   track(p: Promise<unknown>): void
   /** The entry is gone (deleted, renamed, no longer an entry): forget it and its journal. */
-  forgetGone(e: Entry): Promise<void>
+  forgetGone(e: Entry, signal: AbortSignal): Promise<void>
   dropJournal(j: JournalRecord): Promise<void>
   recordSent(j: JournalRecord): Promise<void>
   finish(e: Entry, gen: number, j: JournalRecord): Promise<void>

@@ -28,7 +28,7 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
   if (stale()) return
   if (!info || snap.kind === 'missing') {
     // Gone (deleted, renamed, or no longer an entry): nothing to send under this name.
-    return host.forgetGone(e)
+    return host.forgetGone(e, signal)
   }
   const wait = (note: string): void => {
     e.phase = 'waiting'
@@ -151,7 +151,7 @@ async function noteForwarded(host: SendHost, rec: JournalRecord): Promise<boolea
  * the password changed since): it is dropped, never completed by us. Transfers added to
  * (sent already) are not asked about: their Complete only says files were added.
  */
-async function learnIfSent(host: SendHost, j: JournalRecord, signal: AbortSignal): Promise<void> {
+export async function learnIfSent(host: SendHost, j: JournalRecord, signal: AbortSignal): Promise<void> {
   if (!j.completing || j.completed || !j.transfer || host.d.tree.existing) return
   try {
     const t = await host.d.sender.transferStatus(j.transfer.transferid, host.d.options.password, signal)

@@ -55,6 +55,18 @@ async function expectAllSentOnce(x: Harness, orphanable: Set<string>, forwardedA
   expect(sent.map((r) => r.subject).sort()).toEqual(['Folder', 'big.bin', 'note.txt', 'plan.txt'])
 }
 
+/** The process dies once Complete took effect, before its answer is journaled; then it starts again. */
+async function diesAfterComplete(x: Harness): Promise<void> {
+  x.service.afterCall = (c, sender) => {
+    if (c.op !== 'complete') return
+    sender.kill()
+    void x.fs.halt()
+  }
+  await x.settle()
+  x.service.afterCall = null
+  await x.restart()
+}
+
 /** The sends at settle; a crash during a copy, with its early uploads, has a test of its own. */
 const AT_SETTLE = { maxConcurrentSends: 1, uploadWhileCopying: false, ...GROUPS }
 
@@ -242,14 +254,7 @@ describe('crash and resume', () => {
         await x.fs.mkdir(`/${GROUP_FOLDER}`, 0o755)
         await x.fs.mkdir(`/${GROUP_FOLDER}/Sub`, 0o755)
         await cp(x.fs, `/${GROUP_FOLDER}/Sub/a.txt`, PLAN)
-        x.service.afterCall = (c, sender) => {
-          if (c.op !== 'complete') return
-          sender.kill()
-          void x.fs.halt()
-        }
-        await x.settle()
-        x.service.afterCall = null
-        await x.restart()
+        await diesAfterComplete(x)
         await cp(x.fs, `/${GROUP_FOLDER}/Sub/b.txt`, RCPT)
         // Refused: say the password changed since; the transfer cannot be asked about.
         if (answer === 'refused') x.service.failNext('details', () => refusal('PasswordRequired', 401))
@@ -274,6 +279,22 @@ describe('crash and resume', () => {
         await x.cleanup()
       }
     }
+  })
+
+  it('Complete done, its answer lost with the process, then the folder removed: the sent transfer is recorded, not abandoned', async () => {
+    h = await Harness.create({ uploadWhileCopying: false })
+    const x = h
+    await x.fs.mkdir('/Gone', 0o755)
+    await cp(x.fs, '/Gone/a.txt', PLAN)
+    await diesAfterComplete(x)
+    // Removed before its resumed send runs.
+    await x.fs.unlink('/Gone/a.txt')
+    await x.fs.rmdir('/Gone')
+    await x.settle()
+    const [sent] = x.service.completed()
+    expect(x.service.completed()).toHaveLength(1)
+    expect((await x.fs.sentLog.list()).map((r) => r.transferid)).toEqual([sent?.id])
+    expect(x.service.calls.filter((c) => c.op === 'details')).toHaveLength(1)
   })
 
   it('a file being written when the process died is held, not sent half-written, until copied again or renamed', async () => {
