@@ -36,7 +36,6 @@ export class TransferClient {
     return this.transport.connectivity
   }
 
-
   /** Close every connection; the client cannot be used afterwards. */
   close(): Promise<void> {
     return this.transport.close()

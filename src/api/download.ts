@@ -77,7 +77,7 @@ export class DownloadApi {
     private readonly transport: Transport,
     private readonly apiKey: string,
     retry: RetryOptions,
-    readonly options: DownloadOptions,
+    options: DownloadOptions,
   ) {
     this.policy = { ...retry, maxTries: options.maxTries }
   }

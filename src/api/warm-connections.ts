@@ -21,8 +21,10 @@ export class WarmConnection {
     if (this.closed || this.usable() || this.opening) return
     const u = this.origin
     const target = { hostname: u.hostname, host: u.host, protocol: u.protocol, port: u.port || (u.protocol === 'https:' ? '443' : '80') }
-    this.opening = new Promise<void>((resolve) => {
+    let ended = false
+    const opening = new Promise<void>((resolve) => {
       const done = (socket: Socket | null): void => {
+        ended = true
         this.opening = null
         if (socket && this.closed) socket.destroy()
         else if (socket) {
@@ -39,6 +41,9 @@ export class WarmConnection {
         done(null)
       }
     })
+    // Kept only while under way: a connector that failed at once has ended it already, and a
+    // kept promise that has ended would stop every later attempt.
+    if (!ended) this.opening = opening
   }
 
   /** The connector the pool uses: the warm connection if there is one, else a new one. */

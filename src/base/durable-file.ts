@@ -9,7 +9,7 @@ import path from 'node:path'
 /** Folders some file systems refuse to sync; the rename is atomic there all the same. */
 const DIR_SYNC_REFUSED: ReadonlySet<string> = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR', 'EBADF'])
 
-export async function fsyncDir(dir: string): Promise<void> {
+async function fsyncDir(dir: string): Promise<void> {
   try {
     const h = await fsp.open(dir, 'r')
     try {

@@ -38,7 +38,7 @@ const SHARED_WORKERS = 2
 let shared: FileHashPool | null = null
 
 /** One pool for the whole process, made on first use; idle, it keeps nothing alive. */
-export function sharedFileHashPool(): FileHashPool {
+function sharedFileHashPool(): FileHashPool {
   return (shared ??= new FileHashPool(SHARED_WORKERS))
 }
 

@@ -10,7 +10,7 @@ import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import type PQueue from 'p-queue'
 import type { TransferClient } from '../api/client.js'
 import { allOrFirstFailure } from '../base/all-or-first-failure.js'
-import { spansOf } from '../base/chunk-grid.js'
+import { spanCount, spansOf } from '../base/chunk-grid.js'
 import { writeParts } from '../api/file-io.js'
 import { IntegrityError } from '../api/errors.js'
 import { writeFileDurably } from '../base/durable-file.js'
@@ -66,7 +66,7 @@ export async function readState(job: ChunkJob): Promise<SidecarState | null> {
   } catch {
     return null
   }
-  const count = spansOf(job.size, job.chunkSize).length
+  const count = spanCount(job.size, job.chunkSize)
   return { ...state, verified: [...new Set(state.verified)].filter((i) => Number.isInteger(i) && i >= 0 && i < count) }
 }
 

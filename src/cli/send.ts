@@ -135,14 +135,17 @@ export function register(program: Command): void {
             got.transferid = answer.transferid
             return answer
           },
-          uploads: () => files.map((f) => ({
-            name: f.name, filePath: f.path, size: f.size, confirmed: new Set<number>(),
-            onChunkConfirmed: (chunk: number) => {
-              const chunks = chunkCount(f.size, chunkSize)
-              sent += spanLength(chunk, f.size, chunkSize)
-              progress.update(sent, `${f.name} (${chunks} chunk${chunks === 1 ? '' : 's'})`)
-            },
-          })),
+          uploads: () => files.map((f) => {
+            const chunks = chunkCount(f.size, chunkSize)
+            const label = `${f.name} (${chunks} chunk${chunks === 1 ? '' : 's'})`
+            return {
+              name: f.name, filePath: f.path, size: f.size, confirmed: new Set<number>(),
+              onChunkConfirmed: (chunk: number) => {
+                sent += spanLength(chunk, f.size, chunkSize)
+                progress.update(sent, label)
+              },
+            }
+          }),
         }, {
           // Recorded before the forward, so that a mount lists it under sent/ even when the forward fails.
           completed: async (t, done) => {

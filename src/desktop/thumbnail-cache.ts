@@ -2,10 +2,11 @@
 // $XDG_CACHE_HOME/thumbnails/{normal,large}/<md5 of the file's URI>.png and trust one whose
 // Thumb::URI is the file's URI and whose Thumb::MTime is the file's mtime in seconds. So a
 // thumbnail written here for a file on the mount is shown without the file being read.
-import { createHash, randomBytes } from 'node:crypto'
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { mkdir, open, readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { writeFileAtomically } from '../base/durable-file.js'
 import { encodePng, fitWithin, readPngText, type Rgba } from '../base/thumbnail.js'
 
 /** The standard's sizes: longest side in px of each folder's thumbnails. */
@@ -92,20 +93,8 @@ export class ThumbnailCache {
   private async writeOne(size: ThumbnailSize, uri: string, png: Buffer): Promise<void> {
     const dir = path.join(this.root, size)
     await mkdir(dir, { recursive: true, mode: 0o700 })
-    const final = this.pathOf(size, uri)
-    const temp = `${final}.${randomBytes(6).toString('hex')}.tmp`
-    try {
-      const file = await open(temp, 'wx', 0o600)
-      try {
-        await file.writeFile(png)
-      } finally {
-        await file.close()
-      }
-      await rename(temp, final)
-    } catch (err) {
-      await rm(temp, { force: true })
-      throw err
-    }
+    // Replaced in one step: a file manager never reads half a thumbnail.
+    await writeFileAtomically(this.pathOf(size, uri), png)
   }
 
   /** The thumbnail of `size` for a URI, or null (tests, the desktop check). */

@@ -93,6 +93,9 @@ export class ReadPath implements FileContent {
   }
 
   prepare(file: RemoteFile): void {
+    // Not while the service is known to be unreachable: each attempt could wait out the
+    // connect timeout, and the first read after it returns would wait on it too.
+    if (this.source.reachability?.online === false) return
     this.source.prepare?.(file)
   }
 

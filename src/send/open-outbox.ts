@@ -39,13 +39,13 @@ export interface OutboxFsConfig {
 }
 
 /** Folder names under the data folder. */
-export const STAGING_DIR = 'outbox'
-export const JOURNAL_DIR = 'journal'
-export const TRASH_DIR = 'trash'
-export const ATTR_FILE = 'outbox-attrs.json'
+const STAGING_DIR = 'outbox'
+const JOURNAL_DIR = 'journal'
+const TRASH_DIR = 'trash'
+const ATTR_FILE = 'outbox-attrs.json'
 export const SENT_FILE = 'sent.jsonl'
-export const WRITING_DIR = 'writing'
-export const WRITE_FAILURES_FILE = 'write-failures.json'
+const WRITING_DIR = 'writing'
+const WRITE_FAILURES_FILE = 'write-failures.json'
 
 /** Opens the outbox on `dataDir`, resuming whatever an earlier run left unfinished. */
 export async function openOutbox(cfg: OutboxFsConfig): Promise<OutboxFs> {

@@ -166,7 +166,7 @@ export async function learnIfSent(host: SendHost, j: JournalRecord, signal: Abor
 }
 
 /** One entry's send as its steps see it (the pipeline's at the settle, or an early upload's). */
-export interface JournaledSend {
+interface JournaledSend {
   host: SendHost
   e: Entry
   rec: JournalRecord

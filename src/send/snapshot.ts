@@ -16,16 +16,17 @@ export type Snapshot =
   | { kind: 'content'; files: JournalFile[]; hashed: Promise<void> }
 
 /**
- * Files of the entry at `realPath` named `entryName`. A folder entry lists its regular
- * files with paths relative to it ("data/raw.csv"), leaving out temporary names (and
- * everything under a temporary folder name) and symbolic links.
- */
-/**
  * MD5s already worked out, by path relative to the entry, each for the size it had; a
  * file of that size is taken as unchanged (the early uploads hand over only files no
  * change has touched since they were hashed).
  */
 export type KnownMd5 = ReadonlyMap<string, { size: number; md5: string }>
+
+/**
+ * Files of the entry at `realPath` named `entryName`. A folder entry lists its regular
+ * files with paths relative to it ("data/raw.csv"), leaving out temporary names (and
+ * everything under a temporary folder name) and symbolic links.
+ */
 
 export async function takeSnapshot(realPath: string, entryName: string, signal?: AbortSignal, known: KnownMd5 = new Map()): Promise<Snapshot> {
   let st

@@ -5,13 +5,9 @@
 // read-only but where an area says otherwise), a readlink EINVAL, a write on a handle
 // not open for writing EBADF.
 import type { Bytes } from '../read/bytes.js'
-import type { Area, Names, OpenNode } from './areas/area.js'
+import { splitPath, type Area, type Names, type OpenNode } from './areas/area.js'
 import { FsError, type FileSystemCore, type NodeAttr, type OpenFlags, type StatFs } from './core.js'
 import { HandleTable } from './handles.js'
-
-export function splitPath(path: string): string[] {
-  return path.split('/').filter((part) => part !== '')
-}
 
 /** Where a path is: the root folder, a name at the top that is no area, or inside an area. */
 type Place =
@@ -37,16 +33,19 @@ export abstract class AreaRouter implements FileSystemCore {
   }
 
   /** The area that answers a change at `path`: anything else is read-only (or absent). */
-  private changing<K extends keyof Area>(path: string, op: K): { area: Area; names: Names; fn: NonNullable<Area[K]> } {
+  private changing<K extends keyof Area>(path: string, op: K): { area: Area & Required<Pick<Area, K>>; names: Names } {
     const p = this.place(path)
     if (p.at !== 'area' || !p.area[op]) throw new FsError('EROFS')
-    return { area: p.area, names: p.names, fn: p.area[op] as NonNullable<Area[K]> }
+    return { area: p.area as Area & Required<Pick<Area, K>>, names: p.names }
   }
 
   // ---- paths ---------------------------------------------------------------------------------
 
   async getattr(path: string): Promise<NodeAttr> {
-    const p = this.place(path)
+    return this.attrAt(this.place(path))
+  }
+
+  private async attrAt(p: Place): Promise<NodeAttr> {
     if (p.at === 'root') return this.rootAttr()
     if (p.at === 'unknown') throw new FsError('ENOENT')
     return p.area.getattr(p.names)
@@ -68,7 +67,7 @@ export abstract class AreaRouter implements FileSystemCore {
 
   async create(path: string, mode: number): Promise<number> {
     const { area, names } = this.changing(path, 'create')
-    return this.handles.add(await area.create!(names, mode))
+    return this.handles.add(await area.create(names, mode))
   }
 
   async readlink(path: string): Promise<string> {
@@ -84,25 +83,25 @@ export abstract class AreaRouter implements FileSystemCore {
     // "not supported" rather than "absent": ls and file managers remember that per
     // filesystem and stop asking, where "absent" has them ask again for every entry.
     if (!name.startsWith('user.')) throw new FsError('EOPNOTSUPP')
-    await this.getattr(path)
+    await this.attrAt(p)
     throw new FsError('ENODATA')
   }
 
   async listxattr(path: string): Promise<string[]> {
     const p = this.place(path)
     if (p.at === 'area' && p.area.listxattr) return p.area.listxattr(p.names)
-    await this.getattr(path)
+    await this.attrAt(p)
     return []
   }
 
   async setxattr(path: string, name: string, value: Buffer): Promise<void> {
     const { area, names } = this.changing(path, 'setxattr')
-    return area.setxattr!(names, name, value)
+    return area.setxattr(names, name, value)
   }
 
   async removexattr(path: string, name: string): Promise<void> {
     const { area, names } = this.changing(path, 'removexattr')
-    return area.removexattr!(names, name)
+    return area.removexattr(names, name)
   }
 
   async truncate(path: string, size: number): Promise<void> {
@@ -115,22 +114,22 @@ export abstract class AreaRouter implements FileSystemCore {
 
   async unlink(path: string): Promise<void> {
     const { area, names } = this.changing(path, 'unlink')
-    return area.unlink!(names)
+    return area.unlink(names)
   }
 
   async mkdir(path: string, mode: number): Promise<void> {
     const { area, names } = this.changing(path, 'mkdir')
-    return area.mkdir!(names, mode)
+    return area.mkdir(names, mode)
   }
 
   async rmdir(path: string): Promise<void> {
     const { area, names } = this.changing(path, 'rmdir')
-    return area.rmdir!(names)
+    return area.rmdir(names)
   }
 
   async symlink(target: string, path: string): Promise<void> {
     const { area, names } = this.changing(path, 'symlink')
-    return area.symlink!(target, names)
+    return area.symlink(target, names)
   }
 
   async rename(from: string, to: string): Promise<void> {
@@ -146,17 +145,17 @@ export abstract class AreaRouter implements FileSystemCore {
 
   async chmod(path: string, mode: number): Promise<void> {
     const { area, names } = this.changing(path, 'chmod')
-    return area.chmod!(names, mode)
+    return area.chmod(names, mode)
   }
 
   async chown(path: string, uid: number, gid: number): Promise<void> {
     const { area, names } = this.changing(path, 'chown')
-    return area.chown!(names, uid, gid)
+    return area.chown(names, uid, gid)
   }
 
   async utimens(path: string, atime: Date, mtime: Date): Promise<void> {
     const { area, names } = this.changing(path, 'utimens')
-    return area.utimens!(names, atime, mtime)
+    return area.utimens(names, atime, mtime)
   }
 
   // ---- open files ------------------------------------------------------------------------------
@@ -193,9 +192,8 @@ export abstract class AreaRouter implements FileSystemCore {
     return this.handles.size
   }
 
-  /** Stops the areas, then lets go of what files still open hold (the kernel will not release them now). */
+  /** Lets go of what files still open hold (the kernel will not release them now). */
   async shutdown(): Promise<void> {
-    await Promise.all([...this.areas.values()].map((area) => area.shutdown?.().catch(() => undefined)))
     for (const node of this.handles.values()) node.abandon?.()
   }
 }

@@ -5,16 +5,16 @@
 import { constants as C } from 'node:fs'
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import type { MetadataStore } from '../metadata.js'
-import { O_ACCMODE, spliced, writeOnly, type Area, type Names, type OpenNode } from './area.js'
+import { O_ACCMODE, spliced, splitPath, writeOnly, type Area, type Names, type OpenNode } from './area.js'
 import { stagedNode, type SendingParts, type StagingTree } from './staging.js'
 import type { TransferArea } from './transfers.js'
 
-export const FORWARD_FILE = '.forward'
+const FORWARD_FILE = '.forward'
 /** bytes: the longest address list a `.forward` handle takes. */
 const MAX_FORWARD_BYTES = 64 * 1024
 
 /** The path is not there (ENOENT, or a file where a folder was expected). */
-export function isMissingPath(err: unknown): boolean {
+function isMissingPath(err: unknown): boolean {
   return err instanceof FsError && (err.code === 'ENOENT' || err.code === 'ENOTDIR')
 }
 
@@ -73,7 +73,7 @@ export class SentWithAdditions implements Area {
 
   /** Makes the transfer's staging folder and every parent folder of `p` (a staged path). */
   private async stageParents(p: string): Promise<void> {
-    const parts = p.split('/').filter((s) => s !== '')
+    const parts = splitPath(p)
     for (let i = 1; i < parts.length; i++) {
       const dir = '/' + parts.slice(0, i).join('/')
       if (await this.isStaged(dir)) continue
@@ -184,9 +184,9 @@ export class SentWithAdditions implements Area {
       if (await this.isStaged(p)) return stagedNode(this.additions, p, await this.additions.open(p, flags))
       // The mount's own files of the transfer answer for themselves (`.password` takes a
       // password, the others are read-only): they are not the transfer's files to replace.
-      if (writing && !(await this.remote.isGenerated(names))) {
+      const attr = writing ? await this.remote.replaceableAttr(names) : null
+      if (attr) {
         // Overwriting a file of the transfer: the new bytes are staged and replace it once added.
-        const attr = await this.remote.getattr(names)
         await this.stageParents(p)
         return stagedNode(this.additions, p, await this.additions.create(p, attr.mode & 0o7777 | 0o200))
       }
@@ -271,11 +271,13 @@ export class SentWithAdditions implements Area {
     const b = below(to)
     if (a.at !== 'transfer' || b.at !== 'transfer') throw new FsError('EROFS')
     if (a.rest.length > 0 && b.rest.length > 0) {
-      const pa = await this.staged(a.folder, a.rest)
-      const pb = await this.staged(b.folder, b.rest)
+      const ia = await this.transferIdOf(a.folder)
+      const ib = await this.transferIdOf(b.folder)
+      const pa = `/${ia}/${a.rest.join('/')}`
+      const pb = `/${ib}/${b.rest.join('/')}`
       if (await this.isStaged(pa)) {
         // Each transfer's additions are sent on their own: a staged file stays in its transfer.
-        if (pa.split('/')[1] !== pb.split('/')[1]) throw new FsError('EXDEV')
+        if (ia !== ib) throw new FsError('EXDEV')
         await this.stageParents(pb)
         return this.additions.rename(pa, pb)
       }

@@ -13,6 +13,11 @@ export const O_ACCMODE = 0o3
 /** The names below an area's own node, as the router split them from the path. */
 export type Names = readonly string[]
 
+/** The names of a path: "/a//b/" is ["a", "b"]. */
+export function splitPath(path: string): string[] {
+  return path.split('/').filter((part) => part !== '')
+}
+
 /** An open file: what read, write and the other handle operations reach. */
 export interface OpenNode {
   read(length: number, position: number): Promise<Bytes>
@@ -57,8 +62,6 @@ export interface Area {
   chmod?(names: Names, mode: number): Promise<void>
   chown?(names: Names, uid: number, gid: number): Promise<void>
   utimens?(names: Names, atime: Date, mtime: Date): Promise<void>
-  /** Once no new operation comes, before the unmount. */
-  shutdown?(): Promise<void>
 }
 
 /** A file whose bytes are in memory, read-only (`.transfer.json`, `link.url`, the status text). */

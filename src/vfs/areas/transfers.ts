@@ -169,10 +169,14 @@ export class TransferArea implements Area {
     }
   }
 
-  /** A file the mount makes of the transfer's details (`.transfer.json`, `link.url`, `.password`)? */
-  async isGenerated(names: Names): Promise<boolean> {
-    const kind = (await this.tree.resolve(names)).kind
-    return kind === 'transfer-json' || kind === 'link' || kind === 'password'
+  /**
+   * The attributes of the node at `names` when a file copied over it may replace it; null
+   * for the files the mount makes of the transfer's details (`.transfer.json`, `link.url`,
+   * `.password`), which are not the transfer's to replace.
+   */
+  async replaceableAttr(names: Names): Promise<NodeAttr | null> {
+    const node = await this.tree.resolve(names)
+    return node.kind === 'transfer-json' || node.kind === 'link' || node.kind === 'password' ? null : this.attrOf(node)
   }
 
   async truncate(names: Names, _size: number): Promise<void> {
