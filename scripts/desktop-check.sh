@@ -31,7 +31,7 @@ STATE=$(mktemp -d /tmp/transferfs-desktop-check.XXXXXX)
 MNT="$STATE/Transfers"
 pids=()
 cleanup() {
-  "${CLI[@]}" unmount "$MNT" >/dev/null 2>&1 || fusermount -uz "$MNT" 2>/dev/null || true
+  "${CLI[@]}" unmount "$MNT" >/dev/null 2>&1 || fusermount3 -uz "$MNT" 2>/dev/null || fusermount -uz "$MNT" 2>/dev/null || true
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$STATE"

@@ -8,9 +8,15 @@
 //
 // SPEC.json: {"entries": [["d", "inbox"], ["f", "inbox/a/b.bin", 1234], ...]}; a file's
 // bytes are the first `size` bytes of one shared buffer (as large as the largest file).
-import Fuse from 'fuse-native'
+import type FuseType from 'fuse-native'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
+import { resolveSettings } from '../../src/config/settings.js'
+import { loadFuse } from '../../src/fuse/addon.js'
+
+// The FUSE library transferfs mounts with in the same run (TRANSFERFS_FUSE_LIBRARY), so both sides stand on the same one.
+const { Fuse, backend } = loadFuse(resolveSettings({ env: process.env }).settings.fuseLibrary)
+type Fuse = FuseType
 
 const [mountDir, specFile] = process.argv.slice(2)
 if (!mountDir || !specFile) {
@@ -55,7 +61,7 @@ function lookup(p: string): Node | undefined {
 const mtime = new Date()
 const uid = process.getuid?.() ?? 0
 const gid = process.getgid?.() ?? 0
-const ops: Fuse.FuseOps = {
+const ops: FuseType.FuseOps = {
   getattr(p, cb) {
     const n = lookup(p)
     if (!n) return cb(Fuse.ENOENT)
@@ -90,7 +96,7 @@ fuse.mount((err) => {
     process.stderr.write(`null-fs: ${err.message}\n`)
     process.exit(1)
   }
-  process.stdout.write('ready\n')
+  process.stdout.write(`ready (${backend})\n`)
 })
 process.on('SIGTERM', () => {
   fuse.unmount(() => process.exit(0))

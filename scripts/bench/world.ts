@@ -14,6 +14,7 @@ import { TransferClient } from '../../src/api/client.js'
 import type { ServiceAnnouncement, Transfer } from '../../src/api/types.js'
 import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
+import { unmountWithHelper } from '../../src/fuse/mount-helper.js'
 
 export const MB = 1e6
 export const MiB = 1024 * 1024
@@ -188,7 +189,7 @@ export async function withBenchWorld(
         try { process.kill(gone, 0) } catch { break }
         await new Promise((r) => setTimeout(r, 100))
       }
-      await sh('fusermount', ['-uz', mountDir]).catch(() => {})
+      await unmountWithHelper(mountDir)
     },
   }
   try {
@@ -242,6 +243,6 @@ export async function withNullFs<T>(home: string, entries: TreeEntry[], use: (di
     })
     child.kill('SIGTERM')
     if (!(await exited)) child.kill('SIGKILL')
-    await sh('fusermount', ['-uz', dir]).catch(() => {})
+    await unmountWithHelper(dir)
   }
 }

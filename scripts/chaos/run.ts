@@ -18,6 +18,7 @@ import { TransferClient } from '../../src/api/client.js'
 import { startService } from '../../src/emulator/index.js'
 import type { FaultSpec } from '../../src/emulator/faults.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
+import { unmountWithHelper } from '../../src/fuse/mount-helper.js'
 import { Agent, request } from 'undici'
 
 const MiB = 1024 * 1024
@@ -232,7 +233,7 @@ async function main(): Promise<number> {
         kills.push(Date.now())
         try { process.kill(pid, 'SIGKILL') } catch {}
         await sleep(300)
-        await sh('fusermount', ['-uz', mountDir])
+        await unmountWithHelper(mountDir)
         await startMount()
         t.restarts++
         restarting = false
@@ -288,7 +289,7 @@ async function main(): Promise<number> {
   } finally {
     try { if (pid) process.kill(pid, 'SIGKILL') } catch {}
     await sleep(300)
-    await sh('fusermount', ['-uz', mountDir])
+    await unmountWithHelper(mountDir)
     await client.close().catch(() => {})
     await dispatcher.close().catch(() => {})
     await service.close().catch(() => {})

@@ -9,7 +9,7 @@ import { loadSettings } from '../config/index.js'
 import { createOwnerOnly, tightenFolders } from '../config/owner-only.js'
 import { DAEMON_ENV, reportFailure, startBackgroundMount } from '../fuse/background.js'
 import { runMount } from '../fuse/lifecycle.js'
-import { unpatchedAddon } from '../fuse/addon.js'
+import { loadFuse } from '../fuse/addon.js'
 import { checkMountPoint } from '../fuse/mount.js'
 import { stderrLogger } from '../fuse/log.js'
 import { addSettingFlags, composeMount, MOUNT_LOG_FILE, settingArgs } from './compose.js'
@@ -68,9 +68,8 @@ export function register(program: Command): void {
     .option('-f, --foreground', 'serve in this process until Ctrl-C')
   addSettingFlags(cmd).action(async (dirArg: string, opts: MountOptions) => {
     const dir = path.resolve(dirArg)
-    // Said before a daemon is started, in this terminal.
-    const addonProblem = unpatchedAddon()
-    if (addonProblem) throw new Error(addonProblem)
+    // Said before a daemon is started, in this terminal: a FUSE library or addon missing.
+    loadFuse((await loadSettings(opts)).settings.fuseLibrary)
     await checkMountPoint(dir)
     if (opts.foreground || process.env[DAEMON_ENV] === '1') await mountForeground(dir, opts)
     else await mountBackground(dir, opts)

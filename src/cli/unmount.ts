@@ -1,14 +1,12 @@
 // `transferfs unmount DIR`: unmounts; the daemon notices and ends cleanly. A mount whose
 // process died is detached (lazy unmount) instead of failing.
 import type { Command } from 'commander'
-import { execFile } from 'node:child_process'
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import { FS_NAME } from '../fuse/mount.js'
+import { unmountWithHelper } from '../fuse/mount-helper.js'
 import { findMount } from '../fuse/mountinfo.js'
 
-const execFileAsync = promisify(execFile)
 /** ms: a stat that takes longer means a hung daemon, which only a lazy unmount gets rid of. */
 const PROBE_MS = 3000
 
@@ -19,15 +17,6 @@ async function probe(dir: string): Promise<string> {
   return Promise.race([answer, timeout]).finally(() => clearTimeout(timer))
 }
 
-async function fusermount(args: string[]): Promise<{ ok: boolean; stderr: string }> {
-  try {
-    await execFileAsync('fusermount', args)
-    return { ok: true, stderr: '' }
-  } catch (err) {
-    return { ok: false, stderr: String((err as { stderr?: string }).stderr ?? (err as Error).message).trim() }
-  }
-}
-
 export async function unmount(dirArg: string): Promise<void> {
   const dir = path.resolve(dirArg)
   const m = await findMount(dir)
@@ -36,11 +25,11 @@ export async function unmount(dirArg: string): Promise<void> {
   const state = await probe(dir)
   if (state !== 'alive') {
     // Dead or hung daemon: nothing to end cleanly, only the kernel's mount to detach.
-    const r = await fusermount(['-uz', dir])
+    const r = await unmountWithHelper(dir)
     if (!r.ok) throw new Error(`cannot detach ${dir}: ${r.stderr}`)
     return
   }
-  const r = await fusermount(['-u', dir])
+  const r = await unmountWithHelper(dir, { lazy: false })
   if (!r.ok) {
     if (/busy/i.test(r.stderr)) throw new Error(`${dir} is busy: close the files and shells open in it, then try again`)
     throw new Error(`cannot unmount ${dir}: ${r.stderr}`)

@@ -11,6 +11,11 @@ const GiB = 1024 * MiB
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug'
 export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug']
+/** Which FUSE library the mount runs on; auto: libfuse 3 where it loads, else libfuse 2. */
+export type FuseLibrary = 'auto' | 'libfuse3' | 'libfuse2'
+export const FUSE_LIBRARIES: readonly FuseLibrary[] = ['auto', 'libfuse3', 'libfuse2']
+/** The settings whose value is one of a few words, and those words. */
+const CHOICES = { logLevel: LOG_LEVELS, fuseLibrary: FUSE_LIBRARIES } as const
 
 export interface Settings {
   /** Base URL of the service's API, e.g. https://127.0.0.1:8443/api. */
@@ -52,10 +57,11 @@ export interface Settings {
   /** Password protecting sent transfers; null = none. Secret. */
   password: string | null
   logLevel: LogLevel
-  /** KiB: kernel readahead of the mount (root only, best effort); 0 = leave the kernel's. */
+  /** KiB: kernel readahead of the mount (root only, best effort: a write under /sys); 0 = leave the kernel's. */
   readAheadKb: number
-  /** count: FUSE max_background of the mount (root only, best effort); 0 = leave the kernel's. */
+  /** count: FUSE max_background of the mount, given in the INIT reply (no root needed); 0 = leave the kernel's. */
   maxBackground: number
+  fuseLibrary: FuseLibrary
   /** ms: on unmount, how long to wait for open files and the core's shutdown. */
   shutdownGraceMs: number
   /** ms: how often /proc/self/mountinfo is checked for an unmount done behind our back. */
@@ -67,7 +73,7 @@ export interface Settings {
 }
 
 export type SettingKey = keyof Settings
-type Kind = 'string' | 'bytes' | 'ms' | 'int' | 'bool' | 'logLevel'
+type Kind = 'string' | 'bytes' | 'ms' | 'int' | 'bool' | 'choice'
 
 export interface SettingSpec {
   key: SettingKey
@@ -121,9 +127,10 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec('notify', 'bool', DEFAULT_SEND_OPTIONS.notify, '', 'e-mail the sender after downloads', { feeds: 'send' }),
   spec('confirmation', 'bool', DEFAULT_SEND_OPTIONS.confirmation, '', 'e-mail the sender when a transfer is complete', { feeds: 'send' }),
   spec('password', 'string', DEFAULT_SEND_OPTIONS.password, '', 'password protecting sent transfers', { feeds: 'send', secret: true }),
-  spec('logLevel', 'logLevel', 'info', '', 'error, warn, info or debug'),
+  spec('logLevel', 'choice', 'info', '', 'error, warn, info or debug'),
   spec('readAheadKb', 'int', 4096, 'KiB', 'kernel readahead of the mount (root only; 0 = kernel default)'),
-  spec('maxBackground', 'int', 16, 'count', 'FUSE max_background of the mount (root only; 0 = kernel default)'),
+  spec('maxBackground', 'int', 16, 'count', 'FUSE requests in flight in the background (readahead), given to the kernel at mount; 0 = kernel default'),
+  spec('fuseLibrary', 'choice', 'auto', '', 'FUSE library to mount with: auto (libfuse3 where it loads, else libfuse2), libfuse3 or libfuse2'),
   spec('shutdownGraceMs', 'ms', 10_000, 'ms', 'wait for open files on unmount'),
   spec('unmountPollMs', 'ms', 1000, 'ms', 'how often an external unmount is checked for'),
   spec('previews', 'bool', true, '', 'put the service\'s thumbnails of listed images into the desktop\'s thumbnail cache'),
@@ -181,8 +188,10 @@ export function parseSettingValue(s: SettingSpec, raw: unknown, where: string): 
   switch (s.kind) {
     case 'string':
       return typeof raw === 'string' ? raw : fail()
-    case 'logLevel':
-      return typeof raw === 'string' && (LOG_LEVELS as string[]).includes(raw.toLowerCase()) ? (raw.toLowerCase() as LogLevel) : fail()
+    case 'choice': {
+      const words: readonly string[] = CHOICES[s.key as keyof typeof CHOICES]
+      return typeof raw === 'string' && words.includes(raw.toLowerCase()) ? (raw.toLowerCase() as Settings[SettingKey]) : fail()
+    }
     case 'bool': {
       if (typeof raw === 'boolean') return raw
       if (typeof raw !== 'string') return fail()

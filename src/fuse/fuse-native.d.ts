@@ -1,4 +1,4 @@
-// Types for fuse-native 2.2.6 (pinned: we override its private _fuseOptions and xattr handlers).
+// Types for fuse-native 2.2.6 as our patch leaves it (pinned: we override its private _fuseOptions and xattr handlers).
 declare module 'fuse-native' {
   type Signal = (code: number, ...results: unknown[]) => void
 
@@ -34,6 +34,9 @@ declare module 'fuse-native' {
     acAttrTimeout?: number
     noforget?: boolean
     timeout?: number | false | FuseTimeouts
+    /** Given to the kernel in the INIT reply (our patch). */
+    maxBackground?: number
+    congestionThreshold?: number
   }
   }
 

@@ -1,23 +1,22 @@
 // Mounting and unmounting one FileSystemCore with fuse-native, with its options and
-// traps handled (docs/design.md, FUSE): raw big_writes, a stale mount cleaned first,
+// traps handled (docs/design.md, FUSE): the addon of the chosen FUSE library loaded at the
+// first mount, raw big_writes on libfuse 2, a stale mount cleaned first,
 // fusermount -uz after a failed mount, readiness checked with an async stat (a sync call
 // into our own mount deadlocks), an external unmount noticed through /proc/self/mountinfo.
-import Fuse from 'fuse-native'
-import { execFile } from 'node:child_process'
+import type Fuse from 'fuse-native'
 import { readdir, stat, writeFile } from 'node:fs/promises'
-import { unpatchedAddon } from './addon.js'
+import { loadFuse, type FuseBackend } from './addon.js'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import type { Settings } from '../config/settings.js'
 import type { FileSystemCore } from '../vfs/core.js'
 import { FuseAdapter } from './adapter.js'
 import { silentLogger, type Logger } from './log.js'
+import { diagnoseMountFailure } from './mount-failure.js'
+import { unmountWithHelper } from './mount-helper.js'
 import { findMount, isFuseType, type MountEntry } from './mountinfo.js'
 
 type FuseOps = Fuse.FuseOps
 type FuseOptions = Fuse.FuseOptions
-
-const execFileAsync = promisify(execFile)
 
 export const FS_NAME = 'transferfs'
 /**
@@ -32,7 +31,7 @@ const STALE_PROBE_MS = 3000
 
 export type MountSettings = Pick<
   Settings,
-  'allowOther' | 'readTimeoutMs' | 'metadataTimeoutMs' | 'writeTimeoutMs' | 'readAheadKb' | 'maxBackground' | 'shutdownGraceMs' | 'unmountPollMs'
+  'allowOther' | 'readTimeoutMs' | 'metadataTimeoutMs' | 'writeTimeoutMs' | 'readAheadKb' | 'maxBackground' | 'shutdownGraceMs' | 'unmountPollMs' | 'fuseLibrary'
 >
 
 export interface MountHandle {
@@ -45,32 +44,31 @@ export interface MountHandle {
 }
 
 /** fuse-native with our raw options and xattr handlers that see the caller's buffer size. */
-class TunedFuse extends Fuse {
-  // Private API of fuse-native 2.2.6 (pinned): the only way to pass options it does not know.
-  // Without big_writes the kernel sends 4 KiB writes (about 10x slower).
-  override _fuseOptions(): string {
-    const base = super._fuseOptions()
-    return base ? `${base},big_writes` : '-obig_writes'
-  }
+function tunedFuse(Base: typeof Fuse, backend: FuseBackend): typeof Fuse {
+  return class TunedFuse extends Base {
+    // Private API of fuse-native 2.2.6 (pinned): the only way to pass options it does not know.
+    // Without big_writes libfuse 2 has the kernel send 4 KiB writes (about 10x slower);
+    // libfuse 3 always takes large writes, and refuses the option.
+    override _fuseOptions(): string {
+      const base = super._fuseOptions()
+      if (backend !== 'libfuse2') return base
+      return base ? `${base},big_writes` : '-obig_writes'
+    }
 
-  // fuse-native's own handlers copy the value without checking the buffer's size
-  // (libfuse then replies with bytes past its buffer); ours answer ERANGE instead.
-  override _op_getxattr(signal: (code: number, ...r: unknown[]) => void, p: string, name: string, valueBuf: Buffer): void {
-    this.ops.getxattr!(p, name, valueBuf, (code: number) => signal(code, valueBuf.buffer))
-  }
+    // fuse-native's own handlers copy the value without checking the buffer's size
+    // (libfuse then replies with bytes past its buffer); ours answer ERANGE instead.
+    override _op_getxattr(signal: (code: number, ...r: unknown[]) => void, p: string, name: string, valueBuf: Buffer): void {
+      this.ops.getxattr!(p, name, valueBuf, (code: number) => signal(code, valueBuf.buffer))
+    }
 
-  override _op_listxattr(signal: (code: number, ...r: unknown[]) => void, p: string, listBuf: Buffer): void {
-    this.ops.listxattr!(p, listBuf, (code: number) => signal(code, listBuf.buffer))
+    override _op_listxattr(signal: (code: number, ...r: unknown[]) => void, p: string, listBuf: Buffer): void {
+      this.ops.listxattr!(p, listBuf, (code: number) => signal(code, listBuf.buffer))
+    }
   }
 }
 
 export async function fusermountUnmount(dir: string): Promise<boolean> {
-  try {
-    await execFileAsync('fusermount', ['-uz', dir])
-    return true
-  } catch {
-    return false
-  }
+  return (await unmountWithHelper(dir)).ok
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> {
@@ -96,7 +94,7 @@ export async function cleanStaleMount(dir: string, log: Logger = silentLogger): 
     log.info(`${dir}: cleaning a stale mount (${probe})`)
     await fusermountUnmount(dir)
   } else if (probe === 'timeout') {
-    log.warn(`${dir}: a mount there does not answer; run \`fusermount -uz ${dir}\``)
+    log.warn(`${dir}: a mount there does not answer; run \`fusermount3 -uz ${dir}\` (or fusermount -uz)`)
   }
 }
 
@@ -118,7 +116,7 @@ export async function checkMountPoint(dir: string): Promise<void> {
 
 function fuseOptions(adapter: FuseAdapter, settings: MountSettings): FuseOptions {
   return {
-    autoUnmount: true, // the mount goes away with the process, even after SIGKILL
+    autoUnmount: true, // the mount goes with the process, even after SIGKILL (a user's on fuse3 < 3.15: at the next mount; docs/design.md)
     force: true, // fuse-native cleans an ENOTCONN mountpoint too
     mkdir: true,
     fsname: FS_NAME,
@@ -128,26 +126,24 @@ function fuseOptions(adapter: FuseAdapter, settings: MountSettings): FuseOptions
     autoCache: true, // page cache kept across opens while mtime and size are unchanged
     allowOther: settings.allowOther || undefined,
     timeout: adapter.fuseTimeouts(),
+    // In the INIT reply, so a normal user gets them too (the patch adds these two options).
+    maxBackground: settings.maxBackground || undefined,
+    congestionThreshold: settings.maxBackground > 0 ? Math.max(1, Math.floor((settings.maxBackground * 3) / 4)) : undefined,
   }
 }
 
-/** Root only, best effort: more readahead and background requests keep more reads in flight, hiding latency. */
-async function tuneKernel(m: MountEntry, settings: MountSettings, log: Logger): Promise<void> {
-  if (process.getuid?.() !== 0) return
-  const tries: Array<[string, string]> = []
-  if (settings.readAheadKb > 0) tries.push([`/sys/class/bdi/${m.major}:${m.minor}/read_ahead_kb`, String(settings.readAheadKb)])
-  if (settings.maxBackground > 0) {
-    // Only when fusectl is mounted (systemd does it at boot); mounting it is not our business.
-    const conn = `/sys/fs/fuse/connections/${m.minor}`
-    tries.push([`${conn}/max_background`, String(settings.maxBackground)])
-    tries.push([`${conn}/congestion_threshold`, String(Math.max(1, Math.floor((settings.maxBackground * 3) / 4)))])
-  }
-  for (const [file, value] of tries) {
-    try {
-      await writeFile(file, value)
-    } catch (err) {
-      log.debug(`tuning ${file}: ${(err as Error).message}`)
-    }
+/**
+ * More readahead keeps more reads in flight, hiding latency. The kernel takes it only from a
+ * write under /sys (root); the INIT reply can only lower it. Best effort, said once when it fails.
+ */
+async function raiseReadahead(m: MountEntry, settings: MountSettings, log: Logger): Promise<void> {
+  if (settings.readAheadKb <= 0) return
+  const file = `/sys/class/bdi/${m.major}:${m.minor}/read_ahead_kb`
+  try {
+    await writeFile(file, String(settings.readAheadKb))
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'EACCES' ? 'it takes root' : (err as Error).message
+    log.info(`readahead stays at the kernel's default (readAheadKb ${settings.readAheadKb} not applied: ${why}); set readAheadKb to 0 to silence this`)
   }
 }
 
@@ -157,12 +153,17 @@ async function tuneKernel(m: MountEntry, settings: MountSettings, log: Logger): 
  */
 export async function mountFileSystem(core: FileSystemCore, dir: string, settings: MountSettings, log: Logger = silentLogger): Promise<MountHandle> {
   dir = path.resolve(dir)
-  const addonProblem = unpatchedAddon()
-  if (addonProblem) throw new Error(`cannot mount ${dir}: ${addonProblem}`)
+  let addon
+  try {
+    addon = loadFuse(settings.fuseLibrary)
+  } catch (err) {
+    throw new Error(`cannot mount ${dir}: ${(err as Error).message}`, { cause: err })
+  }
   await cleanStaleMount(dir, log)
   await checkMountPoint(dir)
   const before = await findMount(dir)
   const adapter = new FuseAdapter(core, settings, log)
+  const TunedFuse = tunedFuse(addon.Fuse, addon.backend)
   const fuse = new TunedFuse(dir, adapter.ops as FuseOps, fuseOptions(adapter, settings))
 
   try {
@@ -173,15 +174,22 @@ export async function mountFileSystem(core: FileSystemCore, dir: string, setting
     // A failed mount can leave a dead kernel mount behind; never touch one that was there before.
     const after = await findMount(dir).catch(() => undefined)
     if (after && isFuseType(after.fsType) && (!before || after.minor !== before.minor)) await fusermountUnmount(dir)
-    throw new Error(`cannot mount ${dir}: ${(err as Error).message}`, { cause: err })
+    // The library says only "fuse failed": tell why from what the machine shows, with the way out.
+    const prefix = `cannot mount ${dir}: `
+    const mountPoint = await checkMountPoint(dir).then(
+      () => undefined,
+      (e: Error) => (e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message),
+    )
+    const reason = await diagnoseMountFailure({ dir, allowOther: settings.allowOther, root: process.getuid?.() === 0, error: err, mountPoint, backend: addon.backend })
+    throw new Error(prefix + reason, { cause: err })
   }
   const entry = await findMount(dir)
   if (!entry || entry.fsType !== `fuse.${FS_NAME}`) {
     await fusermountUnmount(dir)
     throw new Error(`cannot mount ${dir}: the mount did not appear`)
   }
-  await tuneKernel(entry, settings, log)
-  log.info(`mounted ${dir}`)
+  await raiseReadahead(entry, settings, log)
+  log.info(`mounted ${dir} (${addon.backend})`)
 
   let endedBy: ((how: 'unmounted' | 'external') => void) | undefined
   const ended = new Promise<'unmounted' | 'external'>((resolve) => (endedBy = resolve))

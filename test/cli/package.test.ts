@@ -1,11 +1,12 @@
-// transferfs as a package: `npm pack` gives a tarball with the compiled code, the README,
+// transferfs as a package: `npm pack` in a clean clone gives a tarball with the compiled code, the README,
 // docs and contrib (no tests, no TypeScript sources); `npm install -g` of it into a fresh
 // prefix gives a `transferfs` command that signs in, mounts the local service, reads a file
 // right and unmounts. Installed with --ignore-scripts (no patched FUSE addon), the mount
 // refuses and names the command to run.
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdir, readdir } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { copyFile, mkdir, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -36,10 +37,18 @@ function installed(prefix: string, home: string, args: string[], input?: string)
 beforeAll(async () => {
   service = await startTestService()
   work = await tempDir('transferfs-test-pack-')
-  const pack = await run('npm', ['pack', '--pack-destination', work, REPO], { timeoutMs: 300_000 })
-  if (pack.code !== 0) throw new Error(`npm pack: ${pack.stderr}`)
+  // As a clean clone has it: the repository's files, no node_modules, no build, no addons.
+  const clone = path.join(work, 'clone')
+  const files = (await run('git', ['-C', REPO, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'])).stdout.split('\0').filter(Boolean)
+  for (const file of files) {
+    if (!existsSync(path.join(REPO, file))) continue
+    await mkdir(path.dirname(path.join(clone, file)), { recursive: true })
+    await copyFile(path.join(REPO, file), path.join(clone, file))
+  }
+  const pack = await run('npm', ['pack', '--pack-destination', work], { timeoutMs: 400_000, cwd: clone })
+  if (pack.code !== 0) throw new Error(`npm pack in a clean clone: ${pack.stderr}`)
   tarball = path.join(work, (await readdir(work)).find((n) => n.endsWith('.tgz'))!)
-}, 400_000)
+}, 600_000)
 
 afterAll(async () => {
   await unmountAll()
@@ -53,7 +62,10 @@ describe('the package', () => {
     expect(list).toContain('README.md')
     expect(list.some((l) => l.startsWith('docs/'))).toBe(true)
     expect(list.some((l) => l.startsWith('contrib/'))).toBe(true)
-    expect(list).toContain('scripts/patch-fuse-native.mjs')
+    expect(list).toContain('scripts/build-fuse-addon.mjs')
+    expect(list).toContain('patches/fuse-native+2.2.6.patch')
+    expect(list).toContain('prebuilds/linux-x64/libfuse.so.2.node')
+    expect(list).toContain('prebuilds/linux-x64/libfuse3.so.3.node')
     expect(list.filter((l) => l.startsWith('test/'))).toEqual([])
     expect(list.filter((l) => l.endsWith('.ts') && !l.endsWith('.d.ts'))).toEqual([])
   })
@@ -98,7 +110,7 @@ describe('the package', () => {
     const mnt = path.join(home, 'mnt')
     const r = await installed(prefix, home, ['mount', mnt])
     expect(r.code).not.toBe(0)
-    expect(r.stderr).toMatch(/patch-fuse-native\.mjs/)
+    expect(r.stderr).toMatch(/build-fuse-addon\.mjs/)
     expect(await isMounted(mnt)).toBe(false)
   })
 })

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { startBackgroundMount } from '../../src/fuse/background.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
-import { DEAD_MOUNT, isMounted, mountCore, run, startDaemon, tempDir, TS_REGISTER, useMounts, waitForExit } from '../support/mount.js'
+import { unmountWithHelper } from '../../src/fuse/mount-helper.js'
+import { autoUnmountHelpers, DEAD_MOUNT, isMounted, mountCore, run, startDaemon, tempDir, TS_REGISTER, useMounts, waitForExit } from '../support/mount.js'
 import { MemoryCore } from './fixtures/memory-core.js'
 
 useMounts()
@@ -43,8 +44,7 @@ describe('mount daemon', () => {
   it('a stale mount (daemon and its auto_unmount helper both killed) is cleaned before mounting', async () => {
     const dir = path.join(await tempDir(), 'mnt')
     const pid = await startDaemon(DAEMON, dir)
-    const helpers = await run('pgrep', ['-f', `^fusermount .*auto_unmount.* -- ${dir}$`])
-    const helper = Number(helpers.stdout.trim().split('\n')[0])
+    const helper = (await autoUnmountHelpers(dir))[0] ?? 0
     expect(helper).toBeGreaterThan(0)
     process.kill(helper, 'SIGKILL')
     await waitForExit(helper)
@@ -61,7 +61,7 @@ describe('mount daemon', () => {
     const dir = path.join(await tempDir(), 'mnt')
     const log = path.join(path.dirname(dir), 'daemon.log')
     const pid = await startDaemon(DAEMON, dir, log)
-    expect((await run('fusermount', ['-uz', dir])).code).toBe(0)
+    expect((await unmountWithHelper(dir)).ok).toBe(true)
     expect(await waitForExit(pid, 15_000)).toBe(true)
     expect(await readFile(log, 'utf8')).toContain('unmounted by someone else')
   })

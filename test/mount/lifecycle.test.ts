@@ -3,7 +3,7 @@
 import { readdir } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EXIT } from '../../src/cli/output/exit-codes.js'
-import { DEAD_MOUNT, isAlive, isMounted, run, unmountAll, useMounts, waitFor, waitForExit } from '../support/mount.js'
+import { autoUnmountHelpers, DEAD_MOUNT, isAlive, isMounted, run, unmountAll, useMounts, waitFor, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, useAccount, type Account } from './harness.js'
 import path from 'node:path'
@@ -75,8 +75,7 @@ describe('transferfs mount', () => {
     await login(service)
     const pid = await mount(a)
     // Kill the auto-unmount helper too, so the dead mount stays behind.
-    const helpers = await run('pgrep', ['-f', `^fusermount .*auto_unmount.* -- ${a.mountDir}$`])
-    for (const h of helpers.stdout.trim().split('\n').filter(Boolean)) process.kill(Number(h), 'SIGKILL')
+    for (const h of await autoUnmountHelpers(a.mountDir)) process.kill(h, 'SIGKILL')
     process.kill(pid, 'SIGKILL')
     await waitForExit(pid)
     const stale = await run('ls', [a.mountDir])
@@ -90,8 +89,7 @@ describe('transferfs mount', () => {
     const a = await useAccount(service)
     await login(service)
     const pid = await mount(a)
-    const helpers = await run('pgrep', ['-f', `^fusermount .*auto_unmount.* -- ${a.mountDir}$`])
-    for (const h of helpers.stdout.trim().split('\n').filter(Boolean)) process.kill(Number(h), 'SIGKILL')
+    for (const h of await autoUnmountHelpers(a.mountDir)) process.kill(h, 'SIGKILL')
     process.kill(pid, 'SIGKILL')
     await waitForExit(pid)
     // A dead FUSE connection answers ENOTCONN, or ECONNABORTED while the kernel is still tearing it down.

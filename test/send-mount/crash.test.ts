@@ -9,6 +9,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { JournalRecord } from '../../src/send/journal.js'
+import { unmountWithHelper } from '../../src/fuse/mount-helper.js'
 import { isMounted, run, waitFor, waitForExit } from '../support/mount.js'
 import { cli, mount } from '../mount/harness.js'
 import { bytes, md5, outboxDrained, outboxFiles, sentRecords, transferFiles, type User, useSendingMount } from './helpers.js'
@@ -36,7 +37,7 @@ async function killAndRemount(): Promise<void> {
 
 async function remount(): Promise<void> {
   await waitFor(async () => !(await isMounted(world.account.mountDir)), 5000)
-  if (await isMounted(world.account.mountDir)) await run('fusermount', ['-uz', world.account.mountDir])
+  if (await isMounted(world.account.mountDir)) await unmountWithHelper(world.account.mountDir)
   await world.service.controls.clearFaults()
   world.pid = await mount(world.account)
 }

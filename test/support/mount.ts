@@ -2,17 +2,18 @@
 // process (fine, as long as the test never makes a sync call into the mount: drive it
 // with child processes through run()) or starts a mount daemon process. Every mount is
 // tracked; useMounts() unmounts them after each test, and an exit hook runs
-// `fusermount -uz` on whatever is left, whatever happened.
+// `fusermount -uz` (with whichever helper is installed) on whatever is left, whatever happened.
 import { execFile, execFileSync } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach } from 'vitest'
-import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
+import { DEFAULT_SETTINGS, resolveSettings } from '../../src/config/settings.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
 import { silentLogger, type Logger } from '../../src/fuse/log.js'
 import { mountFileSystem, type MountHandle, type MountSettings } from '../../src/fuse/mount.js'
+import { mountHelperCommand, unmountWithHelper } from '../../src/fuse/mount-helper.js'
 import type { FileSystemCore } from '../../src/vfs/core.js'
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
@@ -36,13 +37,15 @@ process.once('exit', () => {
       } catch {}
     }
     try {
-      execFileSync('fusermount', ['-uz', t.dir], { stdio: 'ignore' })
+      execFileSync(mountHelperCommand(), ['-uz', t.dir], { stdio: 'ignore' })
     } catch {}
   }
 })
 
+/** The suite runs on either FUSE library: TRANSFERFS_FUSE_LIBRARY picks it, for in-process mounts as for the CLI's. */
 export const TEST_MOUNT_SETTINGS: MountSettings = {
   ...DEFAULT_SETTINGS,
+  fuseLibrary: resolveSettings({ env: { TRANSFERFS_FUSE_LIBRARY: process.env.TRANSFERFS_FUSE_LIBRARY } }).settings.fuseLibrary,
   readTimeoutMs: 3000,
   metadataTimeoutMs: 3000,
   writeTimeoutMs: 3000,
@@ -77,14 +80,23 @@ export async function mountCore(
 }
 
 /** Starts a mount daemon (a .ts script run with the TS loader, given DIR as its argument) and waits until it is ready. */
-export async function startDaemon(script: string, dir: string, logFile?: string): Promise<number> {
+export async function startDaemon(script: string, dir: string, logFile?: string, env?: NodeJS.ProcessEnv): Promise<number> {
   // A folder made by tempDir() goes away with the mount.
   const parent = path.dirname(dir)
   const t: Tracked = { dir, tmp: path.basename(parent).startsWith('transferfs-test-') ? parent : undefined }
   tracked.add(t)
-  const { pid } = await startBackgroundMount({ args: [script, dir], execArgv: ['--import', TS_REGISTER], logFile, readyTimeoutMs: 30_000 })
+  const { pid } = await startBackgroundMount({ args: [script, dir], execArgv: ['--import', TS_REGISTER], logFile, readyTimeoutMs: 30_000, env: env && { ...process.env, ...env } })
   t.pid = pid
   return pid
+}
+
+/**
+ * The pids of the auto_unmount helpers watching dir: libfuse 3 runs fuse3's helper by its own
+ * name, libfuse 2 runs whichever is installed as fusermount.
+ */
+export async function autoUnmountHelpers(dir: string): Promise<number[]> {
+  const r = await run('pgrep', ['-f', `^fusermount3? .*auto_unmount.* -- ${dir}$`])
+  return r.stdout.trim().split('\n').filter(Boolean).map(Number)
 }
 
 /** True while pid runs; a zombie (dead, not yet reaped by its parent) counts as dead. */
@@ -126,7 +138,7 @@ async function undo(t: Tracked): Promise<void> {
     process.kill(t.pid, 'SIGTERM')
     if (!(await waitForExit(t.pid, 5000))) process.kill(t.pid, 'SIGKILL')
   }
-  if (await isMounted(t.dir)) await run('fusermount', ['-uz', t.dir])
+  if (await isMounted(t.dir)) await unmountWithHelper(t.dir)
   if (t.tmp) await rm(t.tmp, { recursive: true, force: true }).catch(() => {})
   tracked.delete(t)
 }
@@ -152,9 +164,9 @@ export interface RunResult {
 }
 
 /** Runs a program to completion; never throws on a failing exit code. Killed after timeoutMs. */
-export function run(cmd: string, args: string[], opts: { timeoutMs?: number; input?: string; encoding?: 'utf8' | 'latin1' } = {}): Promise<RunResult> {
+export function run(cmd: string, args: string[], opts: { timeoutMs?: number; input?: string; encoding?: 'utf8' | 'latin1'; cwd?: string } = {}): Promise<RunResult> {
   return new Promise((resolve) => {
-    const child = execFile(cmd, args, { timeout: opts.timeoutMs ?? 30_000, encoding: opts.encoding ?? 'utf8', maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const child = execFile(cmd, args, { timeout: opts.timeoutMs ?? 30_000, encoding: opts.encoding ?? 'utf8', maxBuffer: 256 * 1024 * 1024, cwd: opts.cwd }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0
       resolve({ code, stdout: String(stdout), stderr: String(stderr) })
     })

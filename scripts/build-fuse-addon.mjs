@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+// Applies our changes to fuse-native 2.2.6 (patches/fuse-native+2.2.6.patch: the real mtime in
+// utimens, a /dev/fuse handle children do not inherit, a working userId, xattrs outside user.*
+// answered in C, the INIT reply's max_background, fusermount3, and a libfuse 3 build of the
+// same addon) and builds the addon for each FUSE library it can: libfuse 2 always (its headers
+// come with fuse-shared-library), libfuse 3 where its headers are installed.
+//
+// Where this package ships a prebuilt addon for every FUSE library the loader finds, nothing
+// is compiled: an install from the tarball needs no compiler. `--prebuilds` (used by `npm
+// pack`) builds both and copies them into prebuilds/<platform>-<arch>/, named by the library's
+// soname. Idempotent: a marker records what was built from which source.
+import { createHash } from 'node:crypto'
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { librariesIn } from './setup-plan.mjs'
+
+// The layout src/fuse/addon.ts reads: the marker beside the built addons, and the prebuilt
+// addons of this package, one per library soname.
+const MARKER = path.join('build', 'Release', '.transferfs-addons.json')
+const PREBUILDS = path.join('prebuilds', `${process.platform}-${process.arch}`)
+const LIBFUSE2 = 'libfuse.so.2'
+/** What node-gyp names each build (binding.gyp's targets). */
+const TARGET_FILE = { v2: 'fuse.node', v3: 'fuse3.node' }
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+const require = createRequire(import.meta.url)
+const dir = path.dirname(require.resolve('fuse-native/package.json'))
+const version = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version
+if (version !== '2.2.6') fail(`expected fuse-native 2.2.6, found ${version}; the patch targets 2.2.6 only`)
+const forPack = process.argv.includes('--prebuilds')
+
+applyPatch()
+
+const libfuse3 = libfuse3Soname()
+const addons = { [LIBFUSE2]: TARGET_FILE.v2, ...(libfuse3 ? { [libfuse3]: TARGET_FILE.v3 } : {}) }
+const wanted = Object.keys(addons)
+const marker = path.join(dir, MARKER)
+// The source hash is over what the patch changes; src/fuse/addon.ts checks it the same way.
+const source = createHash('sha256')
+for (const file of ['fuse-native.c', 'binding.gyp', 'index.js']) source.update(readFileSync(path.join(dir, file)))
+const stamp = JSON.stringify({ source: source.digest('hex'), addons })
+const upToDate = existsSync(marker) && readFileSync(marker, 'utf8') === stamp
+const uncovered = loaderLibraries().filter((lib) => !existsSync(path.join(root, PREBUILDS, `${lib}.node`)))
+if (!upToDate && (forPack || uncovered.length > 0)) build()
+if (forPack) copyPrebuilds()
+const unbuilt = uncovered.filter((lib) => !wanted.includes(lib))
+if (unbuilt.length > 0) {
+  fail(`${unbuilt.join(', ')} has no addon here: install its headers (Debian/Ubuntu: libfuse3-dev, Fedora: fuse3-devel) ` +
+    'and run this again; until then transferfs mounts with the other FUSE library, where one is installed')
+}
+
+/** The FUSE libraries the dynamic loader finds (ldconfig lives in sbin, which a user's PATH may lack). */
+function loaderLibraries() {
+  const dirs = ['/sbin', '/usr/sbin', ...(process.env.PATH ?? '').split(':').filter(Boolean)]
+  const ldconfig = dirs.map((d) => path.join(d, 'ldconfig')).find((p) => {
+    try {
+      accessSync(p, constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
+  })
+  return ldconfig ? librariesIn(spawnSync(ldconfig, ['-p'], { encoding: 'utf8' }).stdout ?? '') : []
+}
+
+/** patch-package is idempotent: it reports an applied patch as applied and changes nothing. */
+function applyPatch() {
+  const bin = require.resolve('patch-package/index.js')
+  const r = spawnSync(process.execPath, [bin, '--error-on-fail'], { cwd: root, encoding: 'utf8' })
+  if (r.status !== 0) {
+    fail(`applying patches/fuse-native+2.2.6.patch failed (a changed node_modules/fuse-native?): ` +
+      `reinstall it with \`rm -rf node_modules/fuse-native && npm ci\`\n${r.stdout}${r.stderr}`)
+  }
+}
+
+/** The soname of the libfuse 3 the headers belong to (libfuse3.so.3, or .so.4 from 3.17), or null without headers. */
+function libfuse3Soname() {
+  const pc = spawnSync('pkg-config', ['--variable=libdir', 'fuse3'], { encoding: 'utf8' })
+  if (pc.status !== 0) return null
+  const version = spawnSync('pkg-config', ['--modversion', 'fuse3'], { encoding: 'utf8' }).stdout.trim()
+  const [major, minor] = version.split('.').map(Number)
+  return major === 3 && minor >= 17 ? 'libfuse3.so.4' : 'libfuse3.so.3'
+}
+
+function build() {
+  const npmDir = path.dirname(path.dirname(process.execPath))
+  const gyp = [
+    path.join(npmDir, 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+    path.join(npmDir, 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+  ].find((c) => existsSync(c))
+  if (!gyp) fail('node-gyp not found next to npm; install it with `npm i -g node-gyp`')
+  const missing = ['make', 'g++', 'python3'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0)
+  if (missing.length > 0) {
+    fail(`building the FUSE addon needs ${missing.join(', ')}: install them (Debian/Ubuntu: \`sudo apt install build-essential python3\`; ` +
+      'Fedora: `sudo dnf install make gcc-c++ python3`)')
+  }
+  const args = [gyp, 'rebuild', '--loglevel=warn']
+  // Build against the installed Node headers when they are there: no download needed.
+  if (existsSync('/usr/include/node/node_api.h')) args.push('--nodedir=/usr')
+  if (libfuse3) args.push('--', '-Dfuse3=1')
+  execFileSync(process.execPath, args, { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] })
+  writeFileSync(marker, stamp)
+  console.error(`build-fuse-addon: built the FUSE addon for ${wanted.join(' and ')}`)
+}
+
+function copyPrebuilds() {
+  if (!libfuse3) fail('packing needs the libfuse 3 headers, to ship the libfuse 3 addon: install libfuse3-dev (Fedora: fuse3-devel)')
+  mkdirSync(path.join(root, PREBUILDS), { recursive: true })
+  for (const [lib, file] of Object.entries(addons)) copyFileSync(path.join(dir, 'build', 'Release', file), path.join(root, PREBUILDS, `${lib}.node`))
+}
+
+function fail(message) {
+  console.error(`build-fuse-addon: ${message}`)
+  process.exit(1)
+}

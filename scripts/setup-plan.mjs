@@ -1,0 +1,149 @@
+// Decides what the bootstrap installs, from facts about the machine (gathered by
+// bootstrap.mjs, made up in tests); nothing here looks at the machine itself.
+// Debian's `fuse` and `fuse3` conflict: asking apt for `fuse` on a desktop with fuse3
+// removes fuse3 and everything built on it (gvfs, flatpak, sshfs, the desktop). So a FUSE
+// library counts as present when the loader finds it, whatever package brought it; any
+// setuid fusermount3 or fusermount serves as the mount helper; `fuse` is never asked for,
+// and apt runs with --no-remove so that no plan of apt's can remove anything either.
+
+/** @typedef {import('./setup-plan.d.mts').Facts} Facts */
+/** @typedef {import('./setup-plan.d.mts').Need} Need */
+/** @typedef {import('./setup-plan.d.mts').Plan} Plan */
+
+/** The sonames the loader is asked about. */
+export const SONAMES = ['libfuse.so.2', 'libfuse3.so.3', 'libfuse3.so.4']
+/** The mount helpers, by name. */
+export const HELPERS = ['fusermount3', 'fusermount']
+export const FUSE3_HEADER = '/usr/include/fuse3/fuse.h'
+
+// apt names, most recent release's first: libfuse2 became libfuse2t64 (Ubuntu 24.04,
+// Debian 13) and libfuse3-3 libfuse3-4 (Debian 13). The last one is used when apt's lists
+// offer none of them (not fetched yet).
+const LIBFUSE2 = { apt: ['libfuse2t64', 'libfuse2'], dnf: 'fuse-libs', why: 'the libfuse2 library' }
+const LIBFUSE3 = { apt: ['libfuse3-4', 'libfuse3-3'], dnf: 'fuse3-libs', why: 'the libfuse3 library' }
+const LIBFUSE3_DEV = { apt: ['libfuse3-dev'], dnf: 'fuse3-devel', why: 'the libfuse3 headers, to build the addon' }
+const HELPER = { apt: ['fuse3'], dnf: 'fuse3', why: 'the setuid mount helper fusermount3' }
+/** The addon build finds the libfuse3 headers through it: without it, it builds for libfuse2 only. @type {Need} */
+export const PKG_CONFIG = { command: 'pkg-config', apt: ['pkg-config'], dnf: 'pkgconf-pkg-config', why: 'to find the libfuse3 headers' }
+
+/** The package names whose apt candidates decide between the names above. */
+export const APT_NAMES = [...LIBFUSE2.apt, ...LIBFUSE3.apt]
+
+/** node-gyp builds the addon from source with these. @type {Need[]} */
+export const BUILD_TOOLS = [
+  { command: 'make', apt: ['make'], dnf: 'make', why: 'to build the addon' },
+  { command: 'g++', apt: ['g++'], dnf: 'gcc-c++', why: 'to build the addon' },
+  { command: 'python3', apt: ['python3'], dnf: 'python3', why: 'node-gyp runs on it' },
+]
+
+/** What the test suite drives besides the mount. @type {Need[]} */
+export const TEST_TOOLS = [
+  ...['rsync', 'sqlite3', 'unzip', 'zip'].map((command) =>
+    ({ command, apt: [command], dnf: command === 'sqlite3' ? 'sqlite' : command, why: 'the tests run it on the mount' })),
+  { command: 'zsh', apt: ['zsh'], dnf: 'zsh', why: 'its completion script is tested' },
+  { command: 'pgrep', apt: ['procps'], dnf: 'procps-ng', why: 'the tests find mount helpers and daemons with it' },
+  { command: 'fio', apt: ['fio'], dnf: 'fio', why: '`npm run bench` drives it' },
+  // The notification test: a session bus, notify-send, and a stand-in notification server
+  // that runs on the system's Python.
+  { command: 'notify-send', apt: ['libnotify-bin'], dnf: 'libnotify', why: 'the notification test' },
+  { command: 'dbus-daemon', apt: ['dbus'], dnf: 'dbus-daemon', why: 'the notification test' },
+  { module: 'dbus', apt: ['python3-dbus'], dnf: 'python3-dbus', why: 'the notification test' },
+  { module: 'gi', apt: ['python3-gi'], dnf: 'python3-gobject', why: 'the notification test' },
+]
+
+/**
+ * What to install for `mode`, and what to tell the user.
+ * `start` (the demo) needs one FUSE library, libfuse3 preferred; `test` needs both, since
+ * the suite mounts on both backends, plus the libfuse3 headers and the test tools.
+ * The libfuse2 headers come with an npm package: no libfuse-dev.
+ * @param {Facts} facts
+ * @returns {Plan}
+ */
+export function planSetup(facts) {
+  const has = (/** @type {string[]} */ sonames) => sonames.some((s) => facts.libraries.includes(s))
+  const fuse2 = has(['libfuse.so.2'])
+  const fuse3 = has(['libfuse3.so.3', 'libfuse3.so.4'])
+  /** @type {Need[]} */
+  const needs = []
+  if (facts.mode === 'test' && !fuse2) needs.push(LIBFUSE2)
+  if (!fuse3 && (facts.mode === 'test' || !fuse2)) needs.push(LIBFUSE3)
+  // The libfuse3 addon is built wherever libfuse3 is used: always in tests, and for the demo
+  // unless libfuse2 is its only library.
+  const buildsFuse3 = facts.mode === 'test' || fuse3 || !fuse2
+  if (buildsFuse3 && !facts.fuse3Headers) needs.push(LIBFUSE3_DEV)
+  if (buildsFuse3 && !present(facts, PKG_CONFIG)) needs.push(PKG_CONFIG)
+
+  /** @type {string[]} */
+  const messages = []
+  let exitCode = 0
+  if (facts.helpers.length === 0) needs.push(HELPER)
+  else if (!facts.helpers.some((h) => h.setuid)) {
+    // Installed but broken: installing would change nothing (and `fuse` would remove fuse3).
+    const paths = facts.helpers.map((h) => h.path)
+    messages.push(`bootstrap: ${paths.join(' and ')} ${paths.length > 1 ? 'are' : 'is'} not setuid root, so only root can mount: ` +
+      `run \`${asRoot(facts, `chmod u+s ${paths[0]}`)}\` (or reinstall fuse3)`)
+    if (!facts.root) exitCode = 1
+  }
+
+  needs.push(...BUILD_TOOLS.filter((n) => !present(facts, n)))
+  if (facts.mode === 'test') needs.push(...TEST_TOOLS.filter((n) => !present(facts, n)))
+
+  const install = needs.map((n) => ({ name: facts.apt ? aptName(facts, n.apt) : n.dnf, why: n.why }))
+  if (install.some((p) => p.name === 'fuse')) throw new Error('bootstrap: the plan names `fuse`, which would remove fuse3')
+  if (install.length === 0 || exitCode !== 0) return { install, messages, update: null, command: null, exitCode }
+
+  const names = install.map((p) => p.name)
+  const what = install.map((p) => `${p.name} (${p.why})`).join(', ')
+  if (!facts.apt) {
+    messages.push(`bootstrap: npm ${facts.mode} needs ${what}; there is no apt here: install them, ` +
+      `e.g. \`${asRoot(facts, `dnf install ${names.join(' ')}`)}\`, then run this again`)
+    return { install, messages, update: null, command: null, exitCode: 1 }
+  }
+  const command = ['apt-get', 'install', '-y', '--no-remove', ...names]
+  if (!facts.root && !facts.sudo) {
+    messages.push(`bootstrap: npm ${facts.mode} needs ${what}; installing needs root: ` +
+      `run \`${asRoot(facts, command.join(' '))}\`, then run this again`)
+    return { install, messages, update: null, command: null, exitCode: 1 }
+  }
+  messages.push(`bootstrap: installing for npm ${facts.mode}: ${what}`)
+  const sudo = facts.root ? [] : ['sudo']
+  return { install, messages, update: [...sudo, 'apt-get', 'update', '-qq'], command: [...sudo, ...command], exitCode: 0 }
+}
+
+/** Those of SONAMES in `ldconfig -p`'s output: the libraries the loader finds. @param {string} text */
+export function librariesIn(text) {
+  const found = new Set(text.split('\n').map((line) => line.trim().split(' ')[0]))
+  return SONAMES.filter((s) => found.has(s))
+}
+
+/**
+ * The packages `apt-cache policy NAME...` offers: each is "NAME:" then "  Candidate: VERSION",
+ * "(none)" when only a Provides names it (libfuse2 on t64 releases); unknown names print nothing.
+ * @param {string} text
+ */
+export function candidatesIn(text) {
+  /** @type {string[]} */
+  const offered = []
+  let name = ''
+  for (const line of text.split('\n')) {
+    if (/^\S+:$/.test(line)) name = line.slice(0, -1)
+    else if (/^\s+Candidate: /.test(line) && !line.includes('(none)')) offered.push(name)
+  }
+  return offered
+}
+
+/** @param {Facts} facts @param {Need} need */
+function present(facts, need) {
+  return need.command ? facts.commands.includes(need.command) : facts.pythonModules.includes(need.module ?? '')
+}
+
+/** The first name apt offers, else the last (the classic name). @param {Facts} facts @param {string[]} names */
+function aptName(facts, names) {
+  return names.find((n) => facts.candidates.includes(n)) ?? /** @type {string} */ (names.at(-1))
+}
+
+/** `command` as the user runs it as root. @param {Facts} facts @param {string} command */
+function asRoot(facts, command) {
+  if (facts.root) return command
+  return facts.sudo ? `sudo ${command}` : `su -c '${command}'`
+}

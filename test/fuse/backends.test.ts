@@ -1,0 +1,46 @@
+// The mount on each FUSE library: the addon of the library asked for is the one loaded
+// (its shared object is mapped into the daemon), max_background and congestion_threshold
+// reach the kernel through the INIT reply, and what the JS side relies on holds on both:
+// the real mtime from utimens, an overwrite arriving as a truncate, rename, large reads.
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { findMount } from '../../src/fuse/mountinfo.js'
+import { run, startDaemon, tempDir, useMounts } from '../support/mount.js'
+
+useMounts()
+
+const DAEMON = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/daemon.ts')
+/** The shared object each library's addon links. */
+const LIBRARY_FILE = { libfuse3: /\/libfuse3\.so\.\d/, libfuse2: /\/libfuse\.so\.2/ }
+
+describe.each(['libfuse3', 'libfuse2'] as const)('on %s', (library) => {
+  it('loads that library, gives the kernel max_background, and keeps times, truncates and renames', async () => {
+    const dir = path.join(await tempDir(), 'mnt')
+    const log = path.join(path.dirname(dir), 'daemon.log')
+    const pid = await startDaemon(DAEMON, dir, log, { TRANSFERFS_FUSE_LIBRARY: library, TRANSFERFS_MAX_BACKGROUND: '40' })
+    const maps = await readFile(`/proc/${pid}/maps`, 'utf8')
+    expect(maps).toMatch(LIBRARY_FILE[library])
+    expect(maps).not.toMatch(LIBRARY_FILE[library === 'libfuse3' ? 'libfuse2' : 'libfuse3'])
+    expect(await readFile(log, 'utf8')).toContain(`(${library})`)
+
+    // fusectl shows what the kernel took from the INIT reply; systemd mounts it at boot, a bare machine may not have it.
+    if ((await run('mountpoint', ['-q', '/sys/fs/fuse/connections'])).code !== 0) {
+      expect((await run('mount', ['-t', 'fusectl', 'none', '/sys/fs/fuse/connections'])).code).toBe(0)
+    }
+    const conn = `/sys/fs/fuse/connections/${(await findMount(dir))!.minor}`
+    expect((await readFile(`${conn}/max_background`, 'utf8')).trim()).toBe('40')
+    expect((await readFile(`${conn}/congestion_threshold`, 'utf8')).trim()).toBe('30')
+
+    const file = path.join(dir, 'hello.txt')
+    expect((await run('cat', [file])).stdout).toBe(`hello from ${pid}\n`)
+    expect((await run('touch', ['-d', '@1577934245', file])).code).toBe(0)
+    expect((await run('stat', ['-c', '%Y', file])).stdout.trim()).toBe('1577934245')
+    // An overwrite through O_TRUNC must empty the file first on both (libfuse 3 would otherwise fold it into open).
+    expect((await run('sh', ['-c', `printf x > '${file}'`])).code).toBe(0)
+    expect((await run('cat', [file])).stdout).toBe('x')
+    expect((await run('mv', [file, path.join(dir, 'moved.txt')])).code).toBe(0)
+    expect((await run('cat', [path.join(dir, 'moved.txt')])).stdout).toBe('x')
+  })
+})
