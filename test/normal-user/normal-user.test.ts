@@ -169,6 +169,9 @@ describe.skipIf(SKIP !== null)(`a normal user, through the real command line${SK
     expect({ uid: tokens.uid, mode: (tokens.mode & 0o777).toString(8) }).toEqual({ uid: user.uid, mode: '600' })
 
     await mountAsUser()
+    // The suite installs both libraries: left to choose, the mount takes libfuse 3.
+    const library = process.env.TRANSFERFS_FUSE_LIBRARY === 'libfuse2' ? /\/libfuse\.so\.2/ : /\/libfuse3\.so\.\d/
+    expect(await readFile(`/proc/${daemon}/maps`, 'utf8'), await mountLog()).toMatch(library)
     const mounts = await userMounts()
     expect(mounts.map((m) => m.fsType), await mountLog()).toEqual(['fuse.transferfs'])
     expect(mounts[0]!.superOptions.user_id).toBe(String(user.uid))
