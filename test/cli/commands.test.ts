@@ -22,6 +22,24 @@ afterAll(async () => {
   await unmountAll()
 })
 
+describe('without the FUSE library', () => {
+  it('commands that do not mount never load the FUSE addon: inbox, send, status and config work where it cannot load', async () => {
+    // fuse-native loads the addon named here when it is first required: were any of these
+    // commands to load it, they would fail on a machine without the library, as they once did.
+    process.env.FUSE_NATIVE_ADDON = '/nonexistent/libfuse-missing.node'
+    try {
+      const dir = await tempDir()
+      await writeFile(path.join(dir, 'no-fuse.txt'), 'sent without FUSE\n')
+      for (const args of [['inbox', '--json'], ['send', path.join(dir, 'no-fuse.txt'), '--to', 'bob@example.org'], ['status'], ['config']]) {
+        const r = await cli(args)
+        expect(r.code, `${args[0]}: ${r.stderr}`).toBe(0)
+      }
+    } finally {
+      delete process.env.FUSE_NATIVE_ADDON
+    }
+  })
+})
+
 describe('inbox', () => {
   it('lists received transfers newest first, as a table and as JSON', async () => {
     const r = await cli(['inbox', '--json'])

@@ -1,13 +1,14 @@
 // The mount on each FUSE library: the addon of the library asked for is the one loaded
 // (its shared object is mapped into the daemon), max_background and congestion_threshold
 // reach the kernel through the INIT reply, and what the JS side relies on holds on both:
-// the real mtime from utimens, an overwrite arriving as a truncate, rename, large reads.
+// the real mtime from utimens, an overwrite arriving as a truncate, rename, many ops in flight.
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { findMount } from '../../src/fuse/mountinfo.js'
-import { run, startDaemon, tempDir, useMounts } from '../support/mount.js'
+import { mountCore, run, startDaemon, tempDir, TEST_MOUNT_SETTINGS, useMounts } from '../support/mount.js'
+import { MemoryCore } from './fixtures/memory-core.js'
 
 useMounts()
 
@@ -42,5 +43,35 @@ describe.each(['libfuse3', 'libfuse2'] as const)('on %s', (library) => {
     expect((await run('cat', [file])).stdout).toBe('x')
     expect((await run('mv', [file, path.join(dir, 'moved.txt')])).code).toBe(0)
     expect((await run('cat', [path.join(dir, 'moved.txt')])).stdout).toBe('x')
+  })
+})
+
+/** Holds every read until `want` are waiting at once (or a second has passed), and counts the most seen. */
+class GatheringCore extends MemoryCore {
+  waiting = 0
+  most = 0
+  private readonly wakers: Array<() => void> = []
+
+  constructor(private readonly want: number) {
+    super()
+  }
+
+  override async read(path: string, fh: number, length: number, position: number): Promise<Buffer> {
+    this.most = Math.max(this.most, ++this.waiting)
+    if (this.waiting >= this.want) for (const wake of this.wakers.splice(0)) wake()
+    else await new Promise<void>((resolve) => (this.wakers.push(resolve), setTimeout(resolve, 1000)))
+    this.waiting--
+    return super.read(path, fh, length, position)
+  }
+}
+
+describe(`on ${TEST_MOUNT_SETTINGS.fuseLibrary} (this run's library)`, () => {
+  it('keeps 30 reads in flight at once (each op waits for JS in a worker of its own)', async () => {
+    const core = new GatheringCore(30)
+    for (let i = 0; i < 30; i++) core.addFile(`/f${i}`, `file ${i}`)
+    const m = await mountCore(core)
+    const cats = await Promise.all(Array.from({ length: 30 }, (_, i) => run('cat', [path.join(m.dir, `f${i}`)])))
+    expect(cats.map((c) => c.stdout)).toEqual(Array.from({ length: 30 }, (_, i) => `file ${i}`))
+    expect(core.most).toBe(30)
   })
 })

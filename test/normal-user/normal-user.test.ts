@@ -172,6 +172,9 @@ describe.skipIf(SKIP !== null)(`a normal user, through the real command line${SK
     // The suite installs both libraries: left to choose, the mount takes libfuse 3.
     const library = process.env.TRANSFERFS_FUSE_LIBRARY === 'libfuse2' ? /\/libfuse\.so\.2/ : /\/libfuse3\.so\.\d/
     expect(await readFile(`/proc/${daemon}/maps`, 'utf8'), await mountLog()).toMatch(library)
+    // Readahead is the one setting that needs root: the user is told once that it stayed at the kernel's default.
+    const log = await mountLog()
+    expect(log.match(/readahead stays at the kernel's default/g)?.length, log).toBe(1)
     const mounts = await userMounts()
     expect(mounts.map((m) => m.fsType), await mountLog()).toEqual(['fuse.transferfs'])
     expect(mounts[0]!.superOptions.user_id).toBe(String(user.uid))
