@@ -2,7 +2,7 @@
 // `transferfs mount --allow-other` without user_allow_other in /etc/fuse.conf; a folder
 // another file system is mounted on (a cause the machine's facts cannot tell, so the
 // library's words and where to look). And unmounting through the helper found by name.
-import { chown, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -11,7 +11,7 @@ import { mountFileSystem } from '../../src/fuse/mount.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
 import { MemoryCore } from '../fuse/fixtures/memory-core.js'
 import { isMounted, mountCore, run, tempDir, TEST_MOUNT_SETTINGS, TS_REGISTER, useMounts, waitFor } from '../support/mount.js'
-import { ensureNormalUser, mountsUnder, normalUserSkipReason, removeUserFolders, runAs, userFolder } from '../support/normal-user.js'
+import { ensureNormalUser, mountsUnder, normalUserSkipReason, removeUserFolders, runAs, userAccount } from '../support/normal-user.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { CLI } from './harness.js'
 
@@ -51,19 +51,7 @@ describe('a normal user\'s mount', () => {
     const before = await readFile(FUSE_CONF).catch(() => undefined)
     const user = await ensureNormalUser()
     service = await startTestService()
-    const home = await userFolder(user)
-    const ca = path.join(home, 'ca.pem')
-    await writeFile(ca, service.caPem)
-    await chown(ca, user.uid, user.gid)
-    const env = {
-      TRANSFERFS_API_URL: service.baseUrl,
-      TRANSFERFS_API_KEY: service.apiKey,
-      TRANSFERFS_CA: ca,
-      TRANSFERFS_CONFIG_DIR: path.join(home, 'config'),
-      TRANSFERFS_CACHE_DIR: path.join(home, 'cache'),
-      TRANSFERFS_DATA_DIR: path.join(home, 'data'),
-      XDG_CACHE_HOME: path.join(home, 'xdg-cache'),
-    }
+    const { home, env } = await userAccount(user, service)
     const cli = (args: string[], input?: string) => runAs(user, process.execPath, ['--import', TS_REGISTER, CLI, ...args], { env, input, timeoutMs: 90_000 })
     const login = await cli(['login', '--email', service.user.email, '--password-stdin'], `${service.user.password}\n`)
     expect(login.code, login.stderr).toBe(0)

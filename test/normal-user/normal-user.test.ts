@@ -5,7 +5,7 @@
 // this (root) process; the user reaches it over HTTPS on loopback with a copy of its CA.
 // Everything is judged from outside the user's processes: the service's state, the
 // kernel's mount table, and bytes the user read compared with the service's MD5s.
-import { copyFile, chown, chmod, readFile, stat, writeFile } from 'node:fs/promises'
+import { chown, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest'
 import type { TransferClient } from '../../src/api/client.js'
@@ -18,7 +18,7 @@ import {
   normalUserSkipReason,
   removeUserFolders,
   runAs,
-  userFolder,
+  userAccount,
   type NormalUser,
   type RunAsOptions,
   type RunAsResult,
@@ -126,28 +126,14 @@ describe.skipIf(SKIP !== null)(`a normal user, through the real command line${SK
     }
     service = await startTestService({ demo: true })
     client = await serviceClient(service)
-    home = await userFolder(user)
-    mountDir = path.join(home, 'mnt')
-    // The user cannot read the service's folder: a copy of the CA of its own.
-    const ca = path.join(home, 'service-ca.pem')
-    await copyFile(service.ca, ca)
-    await chown(ca, user.uid, user.gid)
-    await chmod(ca, 0o600)
-    env = {
-      TRANSFERFS_API_URL: service.baseUrl,
-      TRANSFERFS_API_KEY: service.apiKey,
-      TRANSFERFS_CA: ca,
-      TRANSFERFS_CONFIG_DIR: path.join(home, 'config'),
-      TRANSFERFS_CACHE_DIR: path.join(home, 'cache'),
-      TRANSFERFS_DATA_DIR: path.join(home, 'data'),
+    ;({ home, env } = await userAccount(user, service, {
       TRANSFERFS_READ_TIMEOUT_MS: '30s',
       TRANSFERFS_UNMOUNT_POLL_MS: '200',
       TRANSFERFS_SHUTDOWN_GRACE_MS: '3s',
       TRANSFERFS_SETTLE_MS: SETTLE,
       TRANSFERFS_LOG_LEVEL: 'debug',
-      // The desktop's thumbnail cache of this account's mounts, not the user's real one.
-      XDG_CACHE_HOME: path.join(home, 'xdg-cache'),
-    }
+    }))
+    mountDir = path.join(home, 'mnt')
     // Transpiling the sources as root first fills the loader's cache, which the user may read
     // but not write: every command of the user then starts in about 2 s instead of 5 s.
     await run(process.execPath, ['--import', TS_REGISTER, CLI, '--version'], { timeoutMs: 60_000 })

@@ -5,7 +5,7 @@
 // cannot run elsewhere, and what to change.
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import { accessSync, constants, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { chmod, chown, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -313,6 +313,30 @@ export async function userFolder(user: NormalUser, prefix = 'transferfs-user-'):
   await chown(dir, user.uid, user.gid)
   await chmod(dir, 0o700)
   return dir
+}
+
+/**
+ * A transferfs account of the user's own against `service`: a folder of theirs, a copy of the
+ * service's CA they can read, and the TRANSFERFS_* environment pointing there (plus `extra`).
+ */
+export async function userAccount(user: NormalUser, service: { baseUrl: string; apiKey: string; ca: string }, extra: Record<string, string> = {}): Promise<{ home: string; env: Record<string, string> }> {
+  const home = await userFolder(user)
+  const ca = path.join(home, 'service-ca.pem')
+  await copyFile(service.ca, ca)
+  await chown(ca, user.uid, user.gid)
+  await chmod(ca, 0o600)
+  const env = {
+    TRANSFERFS_API_URL: service.baseUrl,
+    TRANSFERFS_API_KEY: service.apiKey,
+    TRANSFERFS_CA: ca,
+    TRANSFERFS_CONFIG_DIR: path.join(home, 'config'),
+    TRANSFERFS_CACHE_DIR: path.join(home, 'cache'),
+    TRANSFERFS_DATA_DIR: path.join(home, 'data'),
+    // The desktop's thumbnail cache of this account's mounts, not the user's real one.
+    XDG_CACHE_HOME: path.join(home, 'xdg-cache'),
+    ...extra,
+  }
+  return { home, env }
 }
 
 /** Ends and removes every folder userFolder() made in this process. */
