@@ -23,9 +23,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund
 fi
 
-addon=scripts/build-fuse-addon.mjs
-[ -f "$addon" ] || addon=scripts/patch-fuse-native.mjs
-node "$addon" 2>/tmp/transferfs-fuse-build.log || { cat /tmp/transferfs-fuse-build.log >&2; exit 1; }
+node scripts/build-fuse-addon.mjs 2>/tmp/transferfs-fuse-build.log || { cat /tmp/transferfs-fuse-build.log >&2; exit 1; }
 
 # Build when any source is newer than the last build.
 if [ ! -f dist/.built ] || [ -n "$(find src scripts tsconfig.json package.json -newer dist/.built -name '*.ts' -o -newer dist/.built -name '*.json' 2>/dev/null | head -n 1)" ]; then

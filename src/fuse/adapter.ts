@@ -286,7 +286,7 @@ export class FuseAdapter {
     }
     const utimens = core.utimens?.bind(core)
     if (utimens) {
-      // Times arrive in ms; mtime is real only with the patched addon (scripts/patch-fuse-native.mjs).
+      // Times arrive in ms; mtime is real only with the patched addon (patches/fuse-native+2.2.6.patch).
       ops.utimens = (path: string, atime: number, mtime: number, cb: Answer) =>
         this.run('utimens', path, cb, async () => (await utimens(path, new Date(atime), new Date(mtime)), nop()))
     }
