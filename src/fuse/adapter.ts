@@ -286,9 +286,11 @@ export class FuseAdapter {
     }
     const utimens = core.utimens?.bind(core)
     if (utimens) {
-      // Times arrive in ms; mtime is real only with the patched addon (patches/fuse-native+2.2.6.patch).
+      // Times arrive in ms; mtime is real only with the patched addon (patches/fuse-native+2.2.6.patch),
+      // which also gives a time to leave as it is (UTIME_OMIT) as a number past 2^53.
+      const timeOf = (ms: number): Date | null => (Number.isSafeInteger(ms) ? new Date(ms) : null)
       ops.utimens = (path: string, atime: number, mtime: number, cb: Answer) =>
-        this.run('utimens', path, cb, async () => (await utimens(path, new Date(atime), new Date(mtime)), nop()))
+        this.run('utimens', path, cb, async () => (await utimens(path, timeOf(atime), timeOf(mtime)), nop()))
     }
     const symlink = core.symlink?.bind(core)
     if (symlink) {

@@ -24,6 +24,8 @@ import { buildStatus, type SendStatus } from './status.js'
 import type { OutboxTree } from './tree.js'
 
 const ONE_ID = 0xffffffff // chown's "leave unchanged" (-1 as unsigned)
+/** A time the disk keeps in ns, as the seconds utimes takes. */
+const nsTime = (ns: bigint): number => Number(ns) / 1e9
 
 export class OutboxFs {
   private closed = false
@@ -412,10 +414,13 @@ export class OutboxFs {
     })
   }
 
-  utimens(p: string, atime: Date, mtime: Date): Promise<void> {
+  utimens(p: string, atime: Date | null, mtime: Date | null): Promise<void> {
     return this.run(async () => {
+      const real = this.real(p)
+      // A time left out keeps its value: the disk's own, to the ns it keeps.
+      const kept = atime && mtime ? null : await fsp.lstat(real, { bigint: true })
       // lutimes: never follow a stored link out of the staging folder.
-      await fsp.lutimes(this.real(p), atime, mtime)
+      await fsp.lutimes(real, atime ?? nsTime(kept!.atimeNs), mtime ?? nsTime(kept!.mtimeNs))
       this.touchPath(p, false)
     })
   }

@@ -69,7 +69,8 @@ export interface FileSystemCore {
   rmdir?(path: string): Promise<void>
   chmod?(path: string, mode: number): Promise<void>
   chown?(path: string, uid: number, gid: number): Promise<void>
-  utimens?(path: string, atime: Date, mtime: Date): Promise<void>
+  /** A time given as null stays as it is (`touch -m` sets the mtime alone, tar too). */
+  utimens?(path: string, atime: Date | null, mtime: Date | null): Promise<void>
   symlink?(target: string, path: string): Promise<void>
   readlink?(path: string): Promise<string>
   setxattr?(path: string, name: string, value: Buffer): Promise<void>

@@ -153,7 +153,7 @@ export abstract class AreaRouter implements FileSystemCore {
     return area.chown(names, uid, gid)
   }
 
-  async utimens(path: string, atime: Date, mtime: Date): Promise<void> {
+  async utimens(path: string, atime: Date | null, mtime: Date | null): Promise<void> {
     const { area, names } = this.changing(path, 'utimens')
     return area.utimens(names, atime, mtime)
   }

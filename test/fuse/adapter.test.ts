@@ -161,10 +161,27 @@ describe('writing through the adapter', () => {
     const r = await python('import os, sys; os.utime(sys.argv[1], (1000000000, 1577934245))', path.join(m.dir, 'docs/copy.bin'))
     expect(r.code).toBe(0)
     const call = core.utimensCalls.at(-1)
-    expect(call?.atime.getTime()).toBe(1000000000_000)
-    expect(call?.mtime.getTime()).toBe(1577934245_000)
+    expect(call?.atime?.getTime()).toBe(1000000000_000)
+    expect(call?.mtime?.getTime()).toBe(1577934245_000)
     const stat = await run('stat', ['-c', '%Y', path.join(m.dir, 'docs/copy.bin')])
     expect(stat.stdout.trim()).toBe('1577934245')
+  })
+
+  it('each time on its own: touch -m and touch -a leave the other time alone (UTIME_OMIT), touch sets both to now', async () => {
+    const core = sampleCore()
+    const m = await mountCore(core)
+    const file = path.join(m.dir, 'docs/times.txt')
+    expect((await run('sh', ['-c', `printf x > '${file}' && touch -d @1000000000 '${file}'`])).code).toBe(0)
+    expect((await run('touch', ['-m', '-d', '@1577934245', file])).code).toBe(0)
+    expect(core.utimensCalls.at(-1)).toMatchObject({ atime: null, mtime: new Date(1577934245_000) })
+    expect((await run('touch', ['-a', '-d', '@1500000000', file])).code).toBe(0)
+    expect(core.utimensCalls.at(-1)).toMatchObject({ atime: new Date(1500000000_000), mtime: null })
+    expect((await run('stat', ['-c', '%X %Y', file])).stdout.trim()).toBe('1500000000 1577934245')
+    const before = Date.now()
+    expect((await run('touch', [file])).code).toBe(0)
+    const now = core.utimensCalls.at(-1)!
+    expect(now.atime!.getTime()).toBeGreaterThanOrEqual(before - 1000)
+    expect(now.mtime!.getTime()).toBeGreaterThanOrEqual(before - 1000)
   })
 
   it('rsync -a twice: the second run sends nothing (times and modes were kept)', async () => {

@@ -106,14 +106,14 @@ export interface SendingMount {
   src: string
 }
 
-/** Starts it before the file's tests (creating `user` with its extra fields) and ends it after them. */
-export function useSendingMount(user: NewUser): SendingMount {
+/** Starts it before the file's tests (creating `user` with its extra fields) and ends it after them; `env` adds to the account's settings. */
+export function useSendingMount(user: NewUser, env: Record<string, string> = {}): SendingMount {
   const world = {} as SendingMount
   beforeAll(async () => {
     world.service = await startTestService()
     await world.service.controls.createUser(user)
     world.client = await clientAs(world.service, user)
-    world.account = await sendingAccount(world.service, user)
+    world.account = await sendingAccount(world.service, user, env)
     world.pid = await mount(world.account)
     world.src = await sourceDir()
   }, 60_000)

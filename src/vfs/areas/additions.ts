@@ -298,7 +298,7 @@ export class SentWithAdditions implements Area {
     return this.local(names, (p) => this.additions.chown(p, uid, gid), readOnly)
   }
 
-  utimens(names: Names, atime: Date, mtime: Date): Promise<void> {
+  utimens(names: Names, atime: Date | null, mtime: Date | null): Promise<void> {
     if (names.length === 1) return Promise.resolve()
     return this.local(names, (p) => this.additions.utimens(p, atime, mtime), readOnly)
   }

@@ -61,7 +61,7 @@ export interface Area {
   symlink?(target: string, names: Names): Promise<void>
   chmod?(names: Names, mode: number): Promise<void>
   chown?(names: Names, uid: number, gid: number): Promise<void>
-  utimens?(names: Names, atime: Date, mtime: Date): Promise<void>
+  utimens?(names: Names, atime: Date | null, mtime: Date | null): Promise<void>
 }
 
 /** A file whose bytes are in memory, read-only (`.transfer.json`, `link.url`, the status text). */

@@ -43,5 +43,5 @@ export class OutboxArea implements Area {
   symlink(target: string, names: Names): Promise<void> { return this.tree.symlink(target, staged(names)) }
   chmod(names: Names, mode: number): Promise<void> { return this.tree.chmod(staged(names), mode) }
   chown(names: Names, uid: number, gid: number): Promise<void> { return this.tree.chown(staged(names), uid, gid) }
-  utimens(names: Names, atime: Date, mtime: Date): Promise<void> { return this.tree.utimens(staged(names), atime, mtime) }
+  utimens(names: Names, atime: Date | null, mtime: Date | null): Promise<void> { return this.tree.utimens(staged(names), atime, mtime) }
 }

@@ -25,7 +25,7 @@ export interface StagingTree {
   symlink(target: string, p: string): Promise<void>
   chmod(p: string, mode: number): Promise<void>
   chown(p: string, uid: number, gid: number): Promise<void>
-  utimens(p: string, atime: Date, mtime: Date): Promise<void>
+  utimens(p: string, atime: Date | null, mtime: Date | null): Promise<void>
 }
 
 export interface SendingParts {

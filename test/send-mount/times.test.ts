@@ -1,0 +1,42 @@
+// Times in outbox/ as on a local disk: each time set on its own (touch -m, touch -a, and
+// tar -x, which sets the mtime with the atime left out) keeps the other, and an archive's
+// mtimes survive its extraction. Entries are given a long settle here, so they stay in
+// outbox/ while they are looked at.
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { run } from '../support/mount.js'
+import { type User, useSendingMount } from './helpers.js'
+
+const USER: User = { email: 'times@example.com', password: 'pw-times-123456' }
+const world = useSendingMount(USER, { TRANSFERFS_SETTLE_MS: '10m' })
+const sh = (script: string, ...args: string[]) => run('bash', ['-c', script, 'bash', ...args], { timeoutMs: 60_000 })
+const outbox = () => path.join(world.account.mountDir, 'outbox')
+/** atime and mtime in whole seconds, as `stat` gives them. */
+const times = async (file: string) => (await run('stat', ['-c', '%X %Y', file])).stdout.trim()
+
+describe('times in outbox/', () => {
+  it('touch -m and touch -a each change one time and keep the other', async () => {
+    const file = path.join(outbox(), 'touched', 'note.txt')
+    expect((await sh('mkdir "$1" && printf x > "$2" && touch -d @1000000000 "$2"', path.dirname(file), file)).code).toBe(0)
+    expect(await times(file)).toBe('1000000000 1000000000')
+    expect((await run('touch', ['-m', '-d', '@1577934245', file])).code).toBe(0)
+    expect(await times(file)).toBe('1000000000 1577934245')
+    expect((await run('touch', ['-a', '-d', '@1500000000', file])).code).toBe(0)
+    expect(await times(file)).toBe('1500000000 1577934245')
+  })
+
+  it('tar -x keeps the archive\'s mtimes', async () => {
+    const src = path.join(world.src, 'archived')
+    await fsp.mkdir(path.join(src, 'inner'), { recursive: true })
+    await fsp.writeFile(path.join(src, 'a.txt'), 'a')
+    await fsp.writeFile(path.join(src, 'inner', 'b.txt'), 'b')
+    const tarball = path.join(world.src, 'archived.tar')
+    expect((await sh('tar -C "$1" --mtime=@1400000000 -cf "$2" archived', world.src, tarball)).code).toBe(0)
+    const r = await sh('tar -C "$1" -xf "$2"', outbox(), tarball)
+    expect(r, r.stderr).toMatchObject({ code: 0 })
+    for (const p of ['archived/a.txt', 'archived/inner/b.txt', 'archived/inner']) {
+      expect((await run('stat', ['-c', '%Y', path.join(outbox(), p)])).stdout.trim(), p).toBe('1400000000')
+    }
+  })
+})
