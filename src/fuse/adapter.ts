@@ -292,6 +292,10 @@ export class FuseAdapter {
       ops.utimens = (path: string, atime: number, mtime: number, cb: Answer) =>
         this.run('utimens', path, cb, async () => (await utimens(path, timeOf(atime), timeOf(mtime)), nop()))
     }
+    // Files are made through create; what mknod is left with (FIFOs, sockets, devices) has no
+    // place in a transfer, and POSIX answers EPERM for a type a file system does not make
+    // (without the op, libfuse answered ENOSYS, "Function not implemented").
+    ops.mknod = (path: string, _mode: number, _dev: number, cb: Answer) => this.run('mknod', path, cb, async () => [-ERRNO.EPERM])
     const symlink = core.symlink?.bind(core)
     if (symlink) {
       ops.symlink = (target: string, path: string, cb: Answer) => this.run('symlink', path, cb, async () => (await symlink(target, path), nop()))

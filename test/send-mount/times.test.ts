@@ -1,7 +1,7 @@
-// Times in outbox/ as on a local disk: each time set on its own (touch -m, touch -a, and
-// tar -x, which sets the mtime with the atime left out) keeps the other, and an archive's
-// mtimes survive its extraction. Entries are given a long settle here, so they stay in
-// outbox/ while they are looked at.
+// outbox/ as a local disk would behave where writers look: each time set on its own
+// (touch -m, touch -a, and tar -x, which sets the mtime with the atime left out) keeps the
+// other, an archive's mtimes survive its extraction, and special files are refused with
+// EPERM. Entries are given a long settle here, so they stay in outbox/ while looked at.
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -37,6 +37,15 @@ describe('times in outbox/', () => {
     expect(r, r.stderr).toMatchObject({ code: 0 })
     for (const p of ['archived/a.txt', 'archived/inner/b.txt', 'archived/inner']) {
       expect((await run('stat', ['-c', '%Y', path.join(outbox(), p)])).stdout.trim(), p).toBe('1400000000')
+    }
+  })
+
+  it('mkfifo and mknod answer EPERM and leave nothing behind', async () => {
+    for (const [cmd, args] of [['mkfifo', ['fifo']], ['mknod', ['node', 'p']]] as const) {
+      const r = await run(cmd, [path.join(outbox(), args[0]), ...args.slice(1)])
+      expect(r.code, cmd).not.toBe(0)
+      expect(r.stderr, cmd).toMatch(/Operation not permitted/)
+      await expect(fsp.lstat(path.join(outbox(), args[0]))).rejects.toMatchObject({ code: 'ENOENT' })
     }
   })
 })
