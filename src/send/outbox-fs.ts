@@ -170,7 +170,8 @@ export class OutboxFs {
       mtime: st.mtime,
       atime: st.atime,
       ctime: st.ctime,
-      nlink: isDir ? 2 : 1,
+      // A folder's count is the disk's: 2 plus its subfolders, as tools that walk trees expect.
+      nlink: isDir ? st.nlink : 1,
       uid: stored?.uid ?? this.uid,
       gid: stored?.gid ?? this.gid,
     }
@@ -397,7 +398,7 @@ export class OutboxFs {
 
   chmod(p: string, mode: number): Promise<void> {
     return this.run(async () => {
-      await fsp.lstat(this.real(p))
+      await this.changeCtime(p)
       this.attrs.set(p, { mode: mode & 0o7777 })
       this.touchPath(p, false)
     })
@@ -405,13 +406,24 @@ export class OutboxFs {
 
   chown(p: string, uid: number, gid: number): Promise<void> {
     return this.run(async () => {
-      await fsp.lstat(this.real(p))
+      await this.changeCtime(p)
       const patch: { uid?: number; gid?: number } = {}
       if (uid !== -1 && uid !== ONE_ID) patch.uid = uid
       if (gid !== -1 && gid !== ONE_ID) patch.gid = gid
       this.attrs.set(p, patch)
       this.touchPath(p, false)
     })
+  }
+
+  /**
+   * Modes and owners are kept beside the staged file (it stays private on disk), so the disk
+   * would not see their change: a chown of the file to its own owner changes its ctime, as
+   * chmod and chown do on a local disk, and nothing else. Throws ENOENT for a missing file.
+   */
+  private async changeCtime(p: string): Promise<void> {
+    const real = this.real(p)
+    const st = await fsp.lstat(real)
+    await fsp.lchown(real, st.uid, st.gid)
   }
 
   utimens(p: string, atime: Date | null, mtime: Date | null): Promise<void> {

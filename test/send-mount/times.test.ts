@@ -48,4 +48,23 @@ describe('times in outbox/', () => {
       await expect(fsp.lstat(path.join(outbox(), args[0]))).rejects.toMatchObject({ code: 'ENOENT' })
     }
   })
+
+  it('ctime changes on chmod, chown, a write and a rename; a folder counts 2 links plus its subfolders', async () => {
+    const dir = path.join(outbox(), 'ctimes')
+    const file = path.join(dir, 'f.txt')
+    expect((await sh('mkdir -p "$1/s1" "$1/s2" && printf x > "$2"', dir, file)).code).toBe(0)
+    expect((await run('stat', ['-c', '%h', dir])).stdout.trim()).toBe('4')
+    const ctime = async (p: string) => (await run('stat', ['-c', '%z', p])).stdout.trim()
+    const steps: Array<[string, string]> = [['chmod 0600 "$1"', file], ['chown "$(id -u):$(id -g)" "$1"', file], ['printf y >> "$1"', file]]
+    for (const [script, target] of steps) {
+      const before = await ctime(target)
+      await new Promise((r) => setTimeout(r, 20))
+      expect((await sh(script, target)).code, script).toBe(0)
+      expect(await ctime(target), script).not.toBe(before)
+    }
+    const before = await ctime(file)
+    await new Promise((r) => setTimeout(r, 20))
+    expect((await run('mv', [file, path.join(dir, 'g.txt')])).code).toBe(0)
+    expect(await ctime(path.join(dir, 'g.txt'))).not.toBe(before)
+  })
 })
