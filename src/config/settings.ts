@@ -110,7 +110,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec('apiUrl', 'string', null, 'URL', 'base URL of the Transfer Service API'),
   spec('apiKey', 'string', null, '', 'API key (x-api-key)', { secret: true }),
   spec('ca', 'string', null, 'path', 'PEM file of extra certificate authorities to trust'),
-  spec('allowOther', 'bool', false, '', 'let other users see the mount'),
+  spec('allowOther', 'bool', false, '', 'let other users reach the mount: they read what its modes allow and write nothing of the account\'s'),
   spec('chunkSize', 'bytes', DEFAULT_READ_OPTIONS.chunkSize, 'bytes', 'size of one ranged fetch and cache entry', { feeds: 'read' }),
   spec('memoryCacheBytes', 'bytes', DEFAULT_READ_OPTIONS.memoryCacheBytes, 'bytes', 'memory for read buffers: cached blocks, pieces being fetched and hashed, blocks waiting for the disk cache', { feeds: 'read' }),
   spec('diskCacheBytes', 'bytes', DEFAULT_READ_OPTIONS.diskCacheBytes, 'bytes', 'disk chunk cache size', { feeds: 'read' }),

@@ -125,6 +125,10 @@ function fuseOptions(adapter: FuseAdapter, settings: MountSettings): FuseOptions
     entryTimeout: KERNEL_ENTRY_TIMEOUT_S,
     autoCache: true, // page cache kept across opens while mtime and size are unchanged
     allowOther: settings.allowOther || undefined,
+    // The kernel checks every access against the modes and owners the mount reports, as on a
+    // local disk: with allowOther, others may read what is readable and write nothing of the
+    // account's; the owner's own chmod a-w is obeyed (docs/behaviour.md, "Permissions").
+    defaultPermissions: true,
     timeout: adapter.fuseTimeouts(),
     // In the INIT reply, so a normal user gets them too (the patch adds these two options).
     maxBackground: settings.maxBackground || undefined,
