@@ -1,7 +1,7 @@
 // Why a mount failed, and the way out. The FUSE library says only "fuse failed", and the
-// mount helper it runs, which knows the reason, cannot tell us (see generic()), so the
-// reason is told from what this machine shows: the helper, /dev/fuse, /etc/fuse.conf and
-// AppArmor. Facts are gathered apart from the reasoning, so each cause can be shown
+// mount helper it runs, which knows the reason, says it on the mount's stderr (the log), not
+// to this code, so the reason is told from what this machine shows: the helper, /dev/fuse,
+// /etc/fuse.conf and AppArmor. Facts are gathered apart from the reasoning, so each cause can be shown
 // without a machine that has it.
 import { open, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
@@ -89,8 +89,8 @@ export function explainMountFailure(ctx: FailureContext, facts: MachineFacts): s
   return generic(said, ctx.dir)
 }
 
-// The helper's own words do not reach us: node opens its stdio close-on-exec, so the helper
-// libfuse starts writes to a closed stderr. The library's own messages do reach the log.
+// No cause found here: the words of the library and of its mount helper are on the mount's
+// stderr (our patch copies what the helper says while it mounts there).
 function generic(said: string, dir: string): string {
   return `${said} (no known cause found on this machine; the FUSE library's own messages are on the mount's error output: ` +
     `mount.log in transferfs' data folder for a background mount, or run \`transferfs mount ${dir} --foreground --log-level debug\`)`
