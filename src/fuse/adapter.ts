@@ -42,6 +42,12 @@ interface OpState {
 
 const MAX_FH = 0xffff_ffff
 
+/**
+ * open's optional third answer (our fuse-native patch): the handle is direct_io, so the
+ * kernel passes every read on, past the size it cached, and keeps no pages of it.
+ */
+const OPEN_DIRECT_IO = 1
+
 export class FuseAdapter {
   readonly ops: FuseOps
   private accepting = true
@@ -144,7 +150,7 @@ export class FuseAdapter {
       return [-ERRNO.EIO]
     }
     this.handles.set(fh, path)
-    return [0, fh]
+    return op === 'open' && this.core.isLive?.(fh) === true ? [0, fh, OPEN_DIRECT_IO] : [0, fh]
   }
 
   private released(fh: number): void {

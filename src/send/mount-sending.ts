@@ -12,7 +12,7 @@ import type { SentLog, SentRecord } from './ports.js'
 import { FileSentLog } from './sent-log.js'
 import { ExistingTransferSender, ServiceSender } from './service-sender.js'
 import { StatusFiles } from './status-file.js'
-import type { SendStatus, ServiceHealth } from './status.js'
+import { renderStatusText, type SendStatus, type ServiceHealth } from './status.js'
 
 /** Folder (in the data folder) staging files copied into sent/ folders until they are added. */
 export const ADDITIONS_DIR = 'additions'
@@ -126,7 +126,7 @@ export async function openSending(cfg: SendingConfig): Promise<MountSending> {
     sentLog,
     sender,
     status,
-    statusLink: files.textFile,
+    statusText: () => renderStatusText(status()),
     async forward(transferid: string, to: string[]): Promise<void> {
       await cfg.client.transfers.forward(transferid, to)
       await changed(transferid).catch(() => undefined)

@@ -1,15 +1,12 @@
 // The send status on disk, for what cannot ask the mount process directly: `transferfs
-// status` reads status.json, and the mount's `/.status` is a symbolic link to status.txt
-// (read fresh on every open, unlike a FUSE file whose size the kernel caches). Both are
-// replaced atomically (temp + rename) when the rendered status changed, checked every
-// `intervalMs`, and once more when stopped (with `running: false`).
+// status` reads status.json. It is replaced atomically (temp + rename) when the status
+// changed, checked every `intervalMs`, and once more when stopped (with `running: false`).
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomically } from '../base/durable-file.js'
-import { renderStatusJson, renderStatusText, type SendStatus } from './status.js'
+import { renderStatusJson, type SendStatus } from './status.js'
 
 export const STATUS_JSON_FILE = 'status.json'
-export const STATUS_TEXT_FILE = 'status.txt'
 /** ms: how often the status files are brought up to date while mounted. */
 export const STATUS_WRITE_INTERVAL_MS = 1000
 
@@ -25,7 +22,6 @@ export interface StatusFileContent extends SendStatus {
 export class StatusFiles {
   private timer: NodeJS.Timeout | null = null
   private lastJson = ''
-  private lastText = ''
   /** When status.json was last written: it is rewritten every few intervals even unchanged, so readers see the mount alive. */
   private lastWrite: number | null = null
   private writing: Promise<void> = Promise.resolve()
@@ -35,10 +31,6 @@ export class StatusFiles {
     private readonly source: () => SendStatus,
     private readonly intervalMs = STATUS_WRITE_INTERVAL_MS,
   ) {}
-
-  get textFile(): string {
-    return path.join(this.dir, STATUS_TEXT_FILE)
-  }
 
   get jsonFile(): string {
     return path.join(this.dir, STATUS_JSON_FILE)
@@ -55,7 +47,6 @@ export class StatusFiles {
   update(running: boolean): Promise<void> {
     const next = this.writing.then(async () => {
       const status = this.source()
-      const text = renderStatusText(status)
       const content: StatusFileContent = { ...status, pid: process.pid, running, intervalMs: this.intervalMs }
       const { at: _at, ...comparable } = content
       const json = JSON.stringify(comparable)
@@ -65,10 +56,6 @@ export class StatusFiles {
         await writeFileAtomically(this.jsonFile, renderStatusJson(content))
         this.lastJson = json
         this.lastWrite = Date.now()
-      }
-      if (text !== this.lastText) {
-        await writeFileAtomically(this.textFile, text)
-        this.lastText = text
       }
     }).catch(() => undefined)
     this.writing = next

@@ -46,7 +46,7 @@ export interface TransferCatalog {
   sentIds(): Promise<SentRef[]>
 }
 
-/** The text of `/.status` in the read-only tree; with sending wired in it is a link to the send module's (vfs/areas/status.ts). */
+/** The text of `/.status` (vfs/areas/status.ts); with sending wired in, the send module's. */
 export interface StatusSource {
   text(): string
 }

@@ -51,6 +51,8 @@ export interface FileSystemCore {
   getattr(path: string): Promise<NodeAttr>
   readdir(path: string): Promise<string[]>
   open(path: string, flags: OpenFlags): Promise<number>
+  /** True when the handle's text changes while it is open: every read must reach read(), past any size the kernel cached. */
+  isLive?(fh: number): boolean
   read(path: string, fh: number, length: number, position: number): Promise<Bytes>
   release(path: string, fh: number): Promise<void>
   statfs(path: string): Promise<StatFs>

@@ -66,8 +66,7 @@ export class TransferFileSystem extends AreaRouter {
   }
 
   /**
-   * Wires sending in: `outbox/`, additions to `sent/` and `.status` as a link to the status
-   * text. Sending is opened after the tree, because it tells the tree's store of each send.
+   * Wires sending in: `outbox/`, additions to `sent/` and `.status` telling what is sent. Sending is opened after the tree, because it tells the tree's store of each send.
    */
   attachSending(parts: SendingParts): void {
     this.sending = parts
@@ -81,7 +80,7 @@ export class TransferFileSystem extends AreaRouter {
       ['sent', sending ? new SentWithAdditions(sent, this.store, sending) : sent],
       ...(sending ? [['outbox', new OutboxArea(sending.outbox)] as const] : []),
       ['by-id', byIdArea(this.view)],
-      [STATUS_FILE, new StatusArea(this.view, this.status, sending?.statusLink ?? null, () => this.clock.now())],
+      [STATUS_FILE, new StatusArea(this.view, sending ? { text: () => sending.statusText() } : this.status, () => this.clock.now())],
     ])
   }
 

@@ -65,6 +65,14 @@ export abstract class AreaRouter implements FileSystemCore {
     return this.handles.add(await p.area.open(p.names, flags))
   }
 
+  isLive(fh: number): boolean {
+    try {
+      return this.handles.get(fh).live === true
+    } catch {
+      return false
+    }
+  }
+
   async create(path: string, mode: number): Promise<number> {
     const { area, names } = this.changing(path, 'create')
     return this.handles.add(await area.create(names, mode))

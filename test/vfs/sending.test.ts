@@ -1,6 +1,6 @@
 // The mount's core with sending, driven op by op as the FUSE adapter would (no kernel),
 // against the real local service: outbox routing, files added to a sent transfer,
-// `.forward`, `.status` as a link to the status text, and refusals that show their reason.
+// `.forward`, `.status` telling what is sent, and refusals that show their reason.
 import { constants as C, promises as fsp } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -140,9 +140,17 @@ describe('sending through the mount core', () => {
     const three = 'bob@example.com,x@example.com,y@example.com'
     await fs.mkdir(`/outbox/${three}`, 0o755)
     await writeFile(`/outbox/${three}/a.txt`, Buffer.from('a'))
-    expect((await fs.getattr('/.status')).mode & C.S_IFMT).toBe(C.S_IFLNK)
-    const link = await fs.readlink('/.status')
-    await until('refusal in .status', async () => /failed\s+bob@example.com,x@example.com,y@example.com\/a.txt[\s\S]*error: TooManyRecipients/.test(await fsp.readFile(link, 'utf8')))
+    // A live file: size 0 as in /proc, each open a fresh text, and its handle tells the adapter so (direct_io).
+    const attr = await fs.getattr('/.status')
+    expect([attr.mode & C.S_IFMT, attr.mode & 0o777, attr.size]).toEqual([C.S_IFREG, 0o444, 0])
+    const statusText = async (): Promise<string> => {
+      const fh = await fs.open('/.status', C.O_RDONLY)
+      expect(fs.isLive(fh)).toBe(true)
+      const text = toBuffer(await fs.read('/.status', fh, 1 << 20, 0)).toString('utf8')
+      await fs.release('/.status', fh)
+      return text
+    }
+    await until('refusal in .status', async () => /failed\s+bob@example.com,x@example.com,y@example.com\/a.txt[\s\S]*error: TooManyRecipients/.test(await statusText()))
     await fs.rename(`/outbox/${three}`, '/outbox/bob@example.com')
     await until('sent after the rename', async () => (await fs.readdir('/outbox/bob@example.com')).length === 0, 30_000)
     const mail = await service.controls.mail()

@@ -20,6 +20,8 @@ export function splitPath(path: string): string[] {
 
 /** An open file: what read, write and the other handle operations reach. */
 export interface OpenNode {
+  /** Its text is made as it is read and may change while open (`.status`): the kernel must not serve it from a cached size. */
+  live?: boolean
   read(length: number, position: number): Promise<Bytes>
   /** Absent: not open for writing (EBADF). */
   write?(data: Buffer, position: number): Promise<number>

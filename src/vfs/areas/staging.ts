@@ -34,8 +34,8 @@ export interface SendingParts {
   additions: StagingTree
   /** Adds recipients (addresses or contact group names) to a transfer sent from here. */
   forward(transferid: string, to: string[]): Promise<void>
-  /** Absolute path `/.status` links to. */
-  statusLink: string
+  /** The text of `/.status`: what is being sent. */
+  statusText(): string
   shutdown(): Promise<void>
 }
 

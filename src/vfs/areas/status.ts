@@ -1,7 +1,8 @@
-// `.status`: what the mount is doing (sends, the service's reachability). With sending
-// wired in, it is a symbolic link to the status text the mount keeps on disk: a regular
-// file here would be read through the kernel's 30 s attribute cache, cut to an old size.
-// Otherwise it is a file whose text is made when it is opened.
+// `.status`: what the mount is doing (sends, the service's reachability). Its text is made
+// at each read, so the file is live: opened direct_io, every read reaches us, and its size
+// shows as 0, as files in /proc do. A size would be held for 30 s in the kernel's attribute
+// cache, and a reader that trusts it (Node's readFile) would cut a text that grew since.
+// It is a file on the mount, readable by whoever reaches the mount, like received files.
 import { constants as C } from 'node:fs'
 import type { StatusSource } from '../catalog.js'
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
@@ -19,16 +20,13 @@ export class StatusArea implements Area {
   constructor(
     private readonly view: TransferView,
     private readonly status: StatusSource,
-    /** Absolute path the link points to; null: the status text is served here. */
-    private readonly link: string | null,
     private readonly now: () => number,
   ) {}
 
   async getattr(names: Names): Promise<NodeAttr> {
     itself(names)
-    if (this.link !== null) return this.view.attr(C.S_IFLNK | 0o777, Buffer.byteLength(this.link), null)
     const now = new Date(this.now())
-    return { ...this.view.attr(C.S_IFREG | 0o444, Buffer.byteLength(this.status.text(), 'utf8'), null), mtime: now, atime: now, ctime: now }
+    return { ...this.view.attr(C.S_IFREG | 0o444, 0, null), mtime: now, atime: now, ctime: now }
   }
 
   async readdir(names: Names): Promise<string[]> {
@@ -39,12 +37,8 @@ export class StatusArea implements Area {
   async open(names: Names, flags: OpenFlags): Promise<OpenNode> {
     itself(names)
     if ((flags & O_ACCMODE) !== C.O_RDONLY || (flags & C.O_TRUNC) !== 0) throw new FsError('EROFS')
-    return memoryNode(Buffer.from(this.status.text(), 'utf8'))
-  }
-
-  async readlink(names: Names): Promise<string> {
-    if (names.length > 0 || this.link === null) throw new FsError('EINVAL')
-    return this.link
+    // The text as it is at open, kept for this handle: a reader going through it in pieces sees one state.
+    return { ...memoryNode(Buffer.from(this.status.text(), 'utf8')), live: true }
   }
 
   async truncate(names: Names): Promise<void> {
