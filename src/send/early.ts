@@ -11,7 +11,7 @@
 // a crash the transfer is kept exactly when the files it may hold are unchanged. A file
 // dropped on its own is not uploaded early: it waits for settleMs, and its MD5
 // is worked out while it goes up, which a big file would otherwise wait for.
-import { promises as fsp } from 'node:fs'
+import { longPathFs as disk, withShortPath } from '../base/long-paths.js'
 import path from 'node:path'
 import PQueue from 'p-queue'
 import { md5OfFile } from '../base/file-hash-pool.js'
@@ -144,12 +144,12 @@ export class EarlyUploads {
     const { d } = host
     const stale = (): boolean => host.halted || signal.aborted
     const full = path.join(info.realPath, rel)
-    const st = await fsp.lstat(full)
+    const st = await disk.lstat(full)
     if (!st.isFile() || stale()) return
     const t = await this.transferOf(e, s, info)
     const j = e.journal
     if (!t || !j || j.transfer !== t || stale()) return
-    const md5 = await md5OfFile(full, 0, null, signal)
+    const md5 = await withShortPath(full, (s) => md5OfFile(s, 0, null, signal))
     if (stale() || j.transfer !== t || j.files.some((f) => f.name === rel)) return
     const file: JournalFile = { name: rel, rel, size: st.size, md5 }
     s.known.set(rel, { size: file.size, md5 })

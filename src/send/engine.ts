@@ -2,7 +2,7 @@
 // a send slot, run their send (pipeline.ts), retry with backoff on network trouble,
 // stop on a refusal until fixed, and leave the outbox once Complete answered. A change
 // to an entry aborts its send before the change lands.
-import { promises as fsp } from 'node:fs'
+import { longPathFs as disk, removeTree } from '../base/long-paths.js'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ServiceError } from '../api/errors.js'
@@ -236,7 +236,7 @@ export class SendEngine implements SendHost {
     }
     try {
       const trash = path.join(this.d.trashDir, randomBytes(8).toString('hex'))
-      await fsp.rename(this.d.tree.real(e.key), trash).catch((err: NodeJS.ErrnoException) => {
+      await disk.rename(this.d.tree.real(e.key), trash).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'ENOENT') throw err
       })
       await this.d.tree.refreshKind(e.key)
@@ -244,7 +244,7 @@ export class SendEngine implements SendHost {
       await this.d.journal.retire(j)
       this.entries.delete(e.key)
       this.remember(done)
-      this.track(fsp.rm(trash, { recursive: true, force: true }))
+      this.track(removeTree(trash))
     } finally {
       e.finishing = null
       release()

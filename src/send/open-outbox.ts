@@ -2,6 +2,7 @@
 // writer marks, write failures, the send engine) and what an earlier run left resumed:
 // entries a dead process was writing to are held, journaled sends go on.
 import { promises as fsp } from 'node:fs'
+import { removeTree } from '../base/long-paths.js'
 import path from 'node:path'
 import { systemClock, type Clock } from '../base/clock.js'
 import { SendEngine } from './engine.js'
@@ -54,7 +55,7 @@ export async function openOutbox(cfg: OutboxFsConfig): Promise<OutboxFs> {
   const staging = path.join(cfg.dataDir, STAGING_DIR)
   const trash = path.join(cfg.dataDir, TRASH_DIR)
   await fsp.mkdir(staging, { recursive: true, mode: 0o700 })
-  await fsp.rm(trash, { recursive: true, force: true })
+  await removeTree(trash)
   await fsp.mkdir(trash, { recursive: true, mode: 0o700 })
   const journal = new Journal(path.join(cfg.dataDir, JOURNAL_DIR))
   const attrs = new AttrStore(path.join(cfg.dataDir, ATTR_FILE), clock, options.attrSaveDelayMs)

@@ -7,7 +7,8 @@
 // but never sent and never followed by us; chmod/chown are stored and reported, not
 // applied; extended attributes are not implemented (storing system.posix_acl_* would
 // break cp -a's modes: it sets them through the ACL instead of chmod).
-import { constants as C, promises as fsp, type Stats } from 'node:fs'
+import { constants as C, type Stats } from 'node:fs'
+import { longPathFs as disk } from '../base/long-paths.js'
 import type { FileHandle } from 'node:fs/promises'
 import { FsError, type NodeAttr, type OpenFlags } from '../vfs/core.js'
 import type { Clock } from '../base/clock.js'
@@ -180,11 +181,11 @@ export class OutboxFs {
   // ---- reading ---------------------------------------------------------------------------------
 
   getattr(p: string): Promise<NodeAttr> {
-    return this.run(async () => this.attrOf(p, await fsp.lstat(this.real(p))))
+    return this.run(async () => this.attrOf(p, await disk.lstat(this.real(p))))
   }
 
   readdir(p: string): Promise<string[]> {
-    return this.run(() => fsp.readdir(this.real(p)))
+    return this.run(() => disk.readdir(this.real(p)))
   }
 
   read(_p: string, fh: number, length: number, position: number): Promise<Buffer> {
@@ -196,7 +197,7 @@ export class OutboxFs {
   }
 
   readlink(p: string): Promise<string> {
-    return this.run(() => fsp.readlink(this.real(p)))
+    return this.run(() => disk.readlink(this.real(p)))
   }
 
   // ---- opening and closing ----------------------------------------------------------------------
@@ -205,7 +206,7 @@ export class OutboxFs {
     return this.run(async () => {
       if (splitPath(p).length === 0) throw new FsError('EISDIR')
       await this.enter(p)
-      const handle = await fsp.open(this.real(p), C.O_CREAT | C.O_RDWR | C.O_TRUNC | C.O_NOFOLLOW, 0o600)
+      const handle = await disk.open(this.real(p), C.O_CREAT | C.O_RDWR | C.O_TRUNC | C.O_NOFOLLOW, 0o600)
       await this.failures.clear(p)
       this.attrs.set(p, { mode: mode & 0o7777 })
       await this.tree.refreshKind(p)
@@ -226,7 +227,7 @@ export class OutboxFs {
         }
         try {
           // Always read-write and never O_APPEND: the kernel gives every write its offset.
-          handle = await fsp.open(this.real(p), C.O_RDWR | C.O_NOFOLLOW)
+          handle = await disk.open(this.real(p), C.O_RDWR | C.O_NOFOLLOW)
         } finally {
           undo()
         }
@@ -311,7 +312,7 @@ export class OutboxFs {
   truncate(p: string, size: number): Promise<void> {
     return this.run(async () => {
       await this.enter(p)
-      await this.writing(p, () => fsp.truncate(this.real(p), size))
+      await this.writing(p, () => disk.truncate(this.real(p), size))
       if (size === 0) await this.failures.clear(p)
     })
   }
@@ -340,7 +341,7 @@ export class OutboxFs {
   unlink(p: string): Promise<void> {
     return this.run(async () => {
       await this.enter(p)
-      await fsp.unlink(this.real(p))
+      await disk.unlink(this.real(p))
       await this.failures.removed(p)
       this.attrs.drop(p)
       await this.tree.refreshKind(p)
@@ -351,7 +352,7 @@ export class OutboxFs {
   mkdir(p: string, mode: number): Promise<void> {
     return this.run(async () => {
       await this.enter(p)
-      await fsp.mkdir(this.real(p), { mode: 0o700 })
+      await disk.mkdir(this.real(p), 0o700)
       this.attrs.set(p, { mode: mode & 0o7777 })
       await this.tree.refreshKind(p)
     })
@@ -361,7 +362,7 @@ export class OutboxFs {
     return this.run(async () => {
       if (splitPath(p).length === 0) throw new FsError('EBUSY')
       await this.enterAll(p)
-      await fsp.rmdir(this.real(p))
+      await disk.rmdir(this.real(p))
       await this.failures.removed(p)
       this.attrs.drop(p)
       await this.tree.refreshKind(p)
@@ -375,7 +376,7 @@ export class OutboxFs {
       // Abort sends of everything the rename touches before it happens, then again for
       // what the new names make (a folder may turn into a recipient folder or back).
       await this.enterAll(from, to)
-      await fsp.rename(this.real(from), this.real(to))
+      await disk.rename(this.real(from), this.real(to))
       await this.failures.renamed(from, to)
       await this.tree.refreshKind(from)
       await this.tree.refreshKind(to)
@@ -389,7 +390,7 @@ export class OutboxFs {
   symlink(target: string, p: string): Promise<void> {
     return this.run(async () => {
       await this.enter(p)
-      await fsp.symlink(target, this.real(p))
+      await disk.symlink(target, this.real(p))
       await this.tree.refreshKind(p)
     })
   }
@@ -422,17 +423,17 @@ export class OutboxFs {
    */
   private async changeCtime(p: string): Promise<void> {
     const real = this.real(p)
-    const st = await fsp.lstat(real)
-    await fsp.lchown(real, st.uid, st.gid)
+    const st = await disk.lstat(real)
+    await disk.lchown(real, st.uid, st.gid)
   }
 
   utimens(p: string, atime: Date | null, mtime: Date | null): Promise<void> {
     return this.run(async () => {
       const real = this.real(p)
       // A time left out keeps its value: the disk's own, to the ns it keeps.
-      const kept = atime && mtime ? null : await fsp.lstat(real, { bigint: true })
+      const kept = atime && mtime ? null : await disk.lstat(real, { bigint: true })
       // lutimes: never follow a stored link out of the staging folder.
-      await fsp.lutimes(real, atime ?? nsTime(kept!.atimeNs), mtime ?? nsTime(kept!.mtimeNs))
+      await disk.lutimes(real, atime ?? nsTime(kept!.atimeNs), mtime ?? nsTime(kept!.mtimeNs))
       this.touchPath(p, false)
     })
   }

@@ -5,7 +5,7 @@
 // a chunk failing for good stops the file's other chunks and fails the upload (the
 // engine retries the send later, resending only the chunks not confirmed).
 import type { FileHandle } from 'node:fs/promises'
-import { open } from 'node:fs/promises'
+import { longPathFs as disk } from '../base/long-paths.js'
 import PQueue from 'p-queue'
 import { allOrFirstFailure } from '../base/all-or-first-failure.js'
 import { planChunks } from '../api/chunk-plan.js'
@@ -50,7 +50,7 @@ export class ServiceSender implements Sender {
     const pending: number[] = []
     for (let i = 0; i < plan.chunks; i++) if (!req.confirmed.has(i)) pending.push(i)
     if (pending.length === 0) return
-    const handle = await open(req.filePath, 'r')
+    const handle = await disk.open(req.filePath, 'r')
     try {
       await allOrFirstFailure(this.chunks, pending.map((index) => async (signal: AbortSignal) => {
         // Every other index counts as confirmed: this call sends exactly one chunk.

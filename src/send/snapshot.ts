@@ -3,7 +3,7 @@
 // threads. The sizes are all that initialize and the upload need, so a big file's
 // MD5 (~1.5 s per GiB here) does not hold up its first byte; the MD5s are needed to
 // compare with a journaled send and to record the sent transfer.
-import { promises as fsp } from 'node:fs'
+import { longPathFs as disk, withShortPath } from '../base/long-paths.js'
 import path from 'node:path'
 import { md5OfFile } from '../base/file-hash-pool.js'
 import type { JournalFile } from './journal.js'
@@ -31,7 +31,7 @@ export type KnownMd5 = ReadonlyMap<string, { size: number; md5: string }>
 export async function takeSnapshot(realPath: string, entryName: string, signal?: AbortSignal, known: KnownMd5 = new Map()): Promise<Snapshot> {
   let st
   try {
-    st = await fsp.lstat(realPath)
+    st = await disk.lstat(realPath)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return { kind: 'missing' }
     throw err
@@ -48,14 +48,14 @@ export async function takeSnapshot(realPath: string, entryName: string, signal?:
 export async function filesOfFolder(realPath: string): Promise<Array<{ rel: string; full: string; size: number }>> {
   const found: Array<{ rel: string; full: string; size: number }> = []
   const walk = async (dir: string, rel: string): Promise<void> => {
-    const items = await fsp.readdir(dir, { withFileTypes: true })
+    const items = await disk.readdirTyped(dir)
     items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     for (const item of items) {
       if (isTemporaryName(item.name)) continue
       const r = rel ? `${rel}/${item.name}` : item.name
       const full = path.join(dir, item.name)
       if (item.isDirectory()) await walk(full, r)
-      else if (item.isFile()) found.push({ rel: r, full, size: (await fsp.lstat(full)).size })
+      else if (item.isFile()) found.push({ rel: r, full, size: (await disk.lstat(full)).size })
     }
   }
   await walk(realPath, '')
@@ -69,7 +69,7 @@ function hashing(found: ReadonlyArray<{ rel: string; full: string; size: number 
     return { name: f.rel || entryName, rel: f.rel, size: f.size, md5: k && k.size === f.size ? k.md5 : '' }
   })
   const hashed = Promise.all(found.map(async (f, i) => {
-    if (files[i]!.md5 === '') files[i]!.md5 = await md5OfFile(f.full, 0, null, signal)
+    if (files[i]!.md5 === '') files[i]!.md5 = await withShortPath(f.full, (s) => md5OfFile(s, 0, null, signal))
   })).then(() => undefined)
   // Whoever needs the MD5s awaits this and sees the failure; a send given up before that never does.
   hashed.catch(() => undefined)

@@ -1,6 +1,6 @@
 // The shape of the outbox: which top-level names are folders, which folders name
 // recipients, and so which entry (the unit that becomes one transfer) a path is in.
-import { promises as fsp } from 'node:fs'
+import { longPathFs as disk } from '../base/long-paths.js'
 import { isWithin, recipientsOf, splitPath } from './names.js'
 import { realPathOf } from './staging.js'
 
@@ -43,7 +43,7 @@ export class OutboxTree {
     if (parts.length !== 1) return
     const name = parts[0] as string
     try {
-      const st = await fsp.lstat(this.real(p))
+      const st = await disk.lstat(this.real(p))
       this.kinds.set(name, st.isDirectory() ? 'dir' : st.isFile() ? 'file' : st.isSymbolicLink() ? 'symlink' : 'other')
     } catch {
       this.kinds.delete(name)
@@ -84,7 +84,7 @@ export class OutboxTree {
     const top = parts[0] as string
     if (!this.recipientFolder(top)) return []
     try {
-      return (await fsp.readdir(this.real(`/${top}`))).map((c) => `/${top}/${c}`)
+      return (await disk.readdir(this.real(`/${top}`))).map((c) => `/${top}/${c}`)
     } catch {
       return []
     }
@@ -93,7 +93,7 @@ export class OutboxTree {
   /** Reads the top level from disk and lists every entry. */
   async scan(): Promise<string[]> {
     this.kinds.clear()
-    const items = await fsp.readdir(this.root, { withFileTypes: true })
+    const items = await disk.readdirTyped(this.root)
     for (const i of items) this.kinds.set(i.name, i.isDirectory() ? 'dir' : i.isFile() ? 'file' : i.isSymbolicLink() ? 'symlink' : 'other')
     return this.allEntries()
   }
@@ -103,7 +103,7 @@ export class OutboxTree {
     for (const name of this.kinds.keys()) {
       if (this.recipientFolder(name)) {
         try {
-          for (const c of await fsp.readdir(this.real(`/${name}`))) out.push(`/${name}/${c}`)
+          for (const c of await disk.readdir(this.real(`/${name}`))) out.push(`/${name}/${c}`)
         } catch {
           // vanished meanwhile
         }

@@ -33,7 +33,9 @@ export async function clientAs(service: TestService, user: User): Promise<Transf
 }
 
 export async function sentRecords(a: Account): Promise<SentRecord[]> {
-  const text = await fsp.readFile(path.join(a.home, 'data', 'sent.jsonl'), 'utf8').catch(() => '')
+  // The account's data folder: useAccount's, unless the test's settings named another.
+  const dataDir = process.env.TRANSFERFS_DATA_DIR ?? path.join(a.home, 'data')
+  const text = await fsp.readFile(path.join(dataDir, 'sent.jsonl'), 'utf8').catch(() => '')
   return text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as SentRecord)
 }
 
