@@ -66,12 +66,17 @@ export class RangeHashes {
     this.known.delete(keyOf(file, span))
   }
 
-  /** One GetRangeHash, in the queue, bounded by hashTimeoutMs. */
+  /**
+   * One GetRangeHash, in the queue, bounded by hashTimeoutMs. The queue is not given the
+   * signal: a fetch asks the hashes of all its pieces at once under one signal, and a
+   * listener on it for each waiting request trips Node's leak warning. A request whose
+   * signal aborted while it waited ends when its turn comes, without asking anything.
+   */
   private async once(file: RemoteFile, span: Span, signal: AbortSignal): Promise<string> {
-    const hex = await this.queue.add(
-      () => within(this.settings.hashTimeoutMs, signal, 'a range hash', (s) => this.source.rangeHash(file, span.start, span.end - span.start, s)),
-      { signal },
-    )
+    const hex = await this.queue.add(() => {
+      signal.throwIfAborted()
+      return within(this.settings.hashTimeoutMs, signal, 'a range hash', (s) => this.source.rangeHash(file, span.start, span.end - span.start, s))
+    })
     return hex.trim().toLowerCase()
   }
 }

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { getEventListeners } from 'node:events'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { DeadlineError, IntegrityError, NetworkError, OfflineError } from '../../src/api/errors.js'
@@ -358,5 +359,40 @@ describe('read path', () => {
       expect(rp.memory.bytes).toBeLessThanOrEqual(budget)
     }
     expect(rp.memory.bytes).toBeGreaterThan(0)
+  })
+})
+
+describe('abort listeners', () => {
+  it('no signal gathers abort listeners over a long read (none past the 10 of Node\'s leak warning), and no warning is printed', async () => {
+    const warnings: string[] = []
+    const onWarning = (w: Error) => warnings.push(w.name)
+    process.on('warning', onWarning)
+    // The most abort listeners any one signal held at once: one that outlives many blocks
+    // (a handle's, a fetch's) and gains a listener per block would pass Node's limit of 10.
+    let most = 0
+    const proto = EventTarget.prototype
+    const add = proto.addEventListener
+    proto.addEventListener = function (this: EventTarget, type: string, ...rest: unknown[]) {
+      const r = (add as (...a: unknown[]) => void).call(this, type, ...rest)
+      if (type === 'abort' && this instanceof AbortSignal) most = Math.max(most, getEventListeners(this, 'abort').length)
+      return r
+    } as typeof proto.addEventListener
+    try {
+      const source = new MemorySource()
+      const data = randomBytes(4 * MiB)
+      // No whole-file MD5: every piece needs its range hash, 32 of them per chunk, asked at once.
+      const file = source.add('f', data, { md5: false })
+      const rp = await ReadPath.create(source, { ...small, blockSize: 4 * KiB, pieceSize: 4 * KiB, chunkSize: 128 * KiB, prefetchBytes: 512 * KiB, deadlineMs: 10_000 })
+      const h = rp.open(file)
+      for (let pos = 0; pos < data.length; pos += 64 * KiB) expect(toBuffer(await h.read(pos, 64 * KiB)).equals(data.subarray(pos, pos + 64 * KiB))).toBe(true)
+      h.close()
+      await new Promise((r) => setTimeout(r, 50))
+      expect(warnings.filter((w) => w === 'MaxListenersExceededWarning')).toEqual([])
+      expect(most).toBeGreaterThan(0)
+      expect(most).toBeLessThanOrEqual(10)
+    } finally {
+      proto.addEventListener = add
+      process.off('warning', onWarning)
+    }
   })
 })
