@@ -15,7 +15,7 @@
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Transfer } from '../../src/api/types.js'
-import { cliEntry, cpuSeconds, fileOnMount, GiB, MB, mbps, MiB, peakRssMiB, ratio, resetPeakRss, RSS_BOUND_MIB, sh, withBenchWorld } from './world.js'
+import { cliEntry, cpuSeconds, fileOnMount, GiB, MB, mbps, MiB, peakRssMiB, perGiB, ratio, resetPeakRss, RSS_BOUND_MIB, sh, verifiedFetchFloor, withBenchWorld } from './world.js'
 
 const LINK = 12.5 * MB
 
@@ -42,6 +42,15 @@ await withBenchWorld('read', {}, async (w) => {
   process.stderr.write('curl of 1 GiB (raw stream)...\n')
   const rawMs = await curl(one!)
   rows.push(['curl 1 GiB from the service (raw stream; target >= 1 GB/s)', mbps(GiB, rawMs)])
+  process.stderr.write('curl | md5sum of 1 GiB (the verified-fetch floor)...\n')
+  const floorCpu0 = await cpuSeconds(service.pid)
+  const floorTries = 2
+  const floor = await verifiedFetchFloor(service.ca, urlOf(one!), floorTries)
+  const floorServiceCpu = (await cpuSeconds(service.pid) - floorCpu0) / floorTries
+  rows.push(
+    ['curl | md5sum 1 GiB (the verified-fetch floor)', mbps(GiB, floor.ms)],
+    ['  CPU: curl + md5sum, service', `${perGiB(floor.cpuS, GiB)}, ${perGiB(floorServiceCpu, GiB)}`],
+  )
 
   process.stderr.write('cold sequential read of 1 GiB through the mount...\n')
   const oneFile = await fileOnMount(mountDir, one!)
@@ -56,7 +65,8 @@ await withBenchWorld('read', {}, async (w) => {
     ['  bytes served / file (target <= 1.02)', ratio(served.bytesServed / GiB)],
     ['  bytes hashed by the service / file (target <= 1)', ratio(served.bytesHashed / GiB)],
     ['  downloads + range hashes', `${served.routes.download ?? 0} + ${served.routes.rangehash ?? 0}`],
-    ['  CPU seconds: mount, service', `${(cpu1[0]! - cpu0[0]!).toFixed(1)}, ${(cpu1[1]! - cpu0[1]!).toFixed(1)}`],
+    ['  CPU: mount, service', `${perGiB(cpu1[0]! - cpu0[0]!, GiB)}, ${perGiB(cpu1[1]! - cpu0[1]!, GiB)}`],
+    ['  mount CPU / floor CPU (target <= 1.5)', ratio((cpu1[0]! - cpu0[0]!) / floor.cpuS)],
   )
   await rss('cold sequential')
 

@@ -73,6 +73,27 @@ export async function fileOnMount(mountDir: string, transfer: Transfer): Promise
 
 export type Rows = Array<[string, string]>
 
+/** CPU seconds per GiB of `bytes` read. */
+export const perGiB = (cpuS: number, bytes: number) => `${(cpuS / (bytes / GiB)).toFixed(2)} CPU-s/GiB`
+
+/**
+ * The floor a verified read is held against: curl of the URL piped into md5sum, a fetch
+ * that checks every byte. Its time and the CPU seconds of both processes (bash's `times`
+ * gives its children's), best of `tries` by CPU.
+ */
+export async function verifiedFetchFloor(ca: string, url: string, tries = 2): Promise<{ ms: number; cpuS: number }> {
+  let best = { ms: Infinity, cpuS: Infinity }
+  for (let i = 0; i < tries; i++) {
+    const script = '"$@" | md5sum >/dev/null; times'
+    const r = await sh('bash', ['-c', script, 'bash', 'curl', '-sS', '--fail', '--cacert', ca, url])
+    const children = r.stdout.trim().split('\n')[1] ?? ''
+    const [user, sys] = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]))
+    const cpuS = (user ?? NaN) + (sys ?? NaN)
+    if (cpuS < best.cpuS) best = { ms: r.ms, cpuS }
+  }
+  return best
+}
+
 export interface Counters {
   routes: Record<string, number>
   bytesServed: number
@@ -177,7 +198,9 @@ export async function withBenchWorld(
         await new Promise<void>((resolve, reject) => login.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`login: exit ${code}`)))))
         signedIn = true
       }
-      pid = (await startBackgroundMount({ args: [cliEntry, 'mount', mountDir, '--foreground'], env, logFile: path.join(home, 'mount.log') })).pid
+      // BENCH_CPU_PROF=<folder>: each mount writes a V8 CPU profile there when it stops (Node refuses --cpu-prof in NODE_OPTIONS).
+      const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []
+      pid = (await startBackgroundMount({ args: [cliEntry, 'mount', mountDir, '--foreground'], execArgv: [...process.execArgv, ...prof], env, logFile: path.join(home, 'mount.log') })).pid
       return pid
     },
     async unmount() {
@@ -224,7 +247,7 @@ export async function treeOf(dir: string): Promise<TreeEntry[]> {
 }
 
 /** Mounts the null filesystem (null-fs.ts) with `entries` at home/null, runs `use`, unmounts it. */
-export async function withNullFs<T>(home: string, entries: TreeEntry[], use: (dir: string) => Promise<T>): Promise<T> {
+export async function withNullFs<T>(home: string, entries: TreeEntry[], use: (dir: string, pid: number) => Promise<T>): Promise<T> {
   const dir = path.join(home, 'null')
   const specFile = path.join(home, 'null-spec.json')
   await writeFile(specFile, JSON.stringify({ entries }))
@@ -234,7 +257,7 @@ export async function withNullFs<T>(home: string, entries: TreeEntry[], use: (di
       createInterface({ input: child.stdout! }).once('line', () => resolve())
       child.once('exit', (code) => reject(new Error(`null-fs ended (exit ${code}) before it was mounted`)))
     })
-    return await use(dir)
+    return await use(dir, child.pid!)
   } finally {
     const exited = new Promise<boolean>((r) => {
       if (child.exitCode !== null || child.signalCode !== null) return r(true)

@@ -4,6 +4,7 @@
 // anything else (null, undefined, an Error, a positive errno) hangs the caller forever
 // or returns garbage bytes. Each op also has its own deadline, shorter than
 // fuse-native's timer, so the adapter answers first and with its own errno.
+import { constants } from 'node:fs'
 import type Fuse from 'fuse-native'
 import { bytesLength, copyBytes, isBytes } from '../read/bytes.js'
 import type { FileSystemCore, NodeAttr, StatFs } from '../vfs/core.js'
@@ -16,7 +17,7 @@ type FuseTimeouts = Fuse.FuseTimeouts
 export interface AdapterTimeouts {
   /** ms: deadline of read. */
   readTimeoutMs: number
-  /** ms: deadline of write, create, flush, fsync, release, truncate, ftruncate. */
+  /** ms: deadline of write, create, mknod, flush, fsync, release, truncate, ftruncate. */
   writeTimeoutMs: number
   /** ms: deadline of every other op. */
   metadataTimeoutMs: number
@@ -26,7 +27,7 @@ export interface AdapterTimeouts {
 export const FUSE_TIMER_MARGIN_MS = 2000
 
 type OpClass = 'read' | 'write' | 'metadata'
-const WRITE_OPS = new Set(['write', 'create', 'flush', 'fsync', 'release', 'truncate', 'ftruncate'])
+const WRITE_OPS = new Set(['write', 'create', 'mknod', 'flush', 'fsync', 'release', 'truncate', 'ftruncate'])
 const classOf = (op: string): OpClass => (op === 'read' ? 'read' : WRITE_OPS.has(op) ? 'write' : 'metadata')
 
 /** fuse-native's callback: the first argument is the result code (or the byte count). */
@@ -298,10 +299,17 @@ export class FuseAdapter {
       ops.utimens = (path: string, atime: number, mtime: number, cb: Answer) =>
         this.run('utimens', path, cb, async () => (await utimens(path, timeOf(atime), timeOf(mtime)), nop()))
     }
-    // Files are made through create; what mknod is left with (FIFOs, sockets, devices) has no
-    // place in a transfer, and POSIX answers EPERM for a type a file system does not make
-    // (without the op, libfuse answered ENOSYS, "Function not implemented").
-    ops.mknod = (path: string, _mode: number, _dev: number, cb: Answer) => this.run('mknod', path, cb, async () => [-ERRNO.EPERM])
+    // open(O_CREAT) comes through create; mknod(2) of a regular file (Python's os.mknod) is the
+    // same as a create closed at once. FIFOs, sockets and devices have no place in a transfer,
+    // and POSIX answers EPERM for a type a file system does not make (without the op, libfuse
+    // answered ENOSYS, "Function not implemented").
+    ops.mknod = (path: string, mode: number, _dev: number, cb: Answer) =>
+      this.run('mknod', path, cb, async () => {
+        if ((mode & constants.S_IFMT) !== constants.S_IFREG || !create) return [-ERRNO.EPERM]
+        if (!this.accepting) return [-ERRNO.ESHUTDOWN]
+        await core.release(path, await create(path, mode))
+        return nop()
+      })
     const symlink = core.symlink?.bind(core)
     if (symlink) {
       ops.symlink = (target: string, path: string, cb: Answer) => this.run('symlink', path, cb, async () => (await symlink(target, path), nop()))

@@ -40,6 +40,13 @@ describe('times in outbox/', () => {
     }
   })
 
+  it('mknod of a regular file makes an empty file, as open(O_CREAT) would', async () => {
+    const file = path.join(outbox(), 'made-by-mknod')
+    const r = await run('python3', ['-c', 'import os, sys; os.mknod(sys.argv[1], 0o100640)', file])
+    expect(r, r.stderr).toMatchObject({ code: 0 })
+    expect((await run('stat', ['-c', '%F %a %s', file])).stdout.trim()).toBe('regular empty file 640 0')
+  })
+
   it('mkfifo and mknod answer EPERM and leave nothing behind', async () => {
     for (const [cmd, args] of [['mkfifo', ['fifo']], ['mknod', ['node', 'p']]] as const) {
       const r = await run(cmd, [path.join(outbox(), args[0]), ...args.slice(1)])
