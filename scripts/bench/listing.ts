@@ -8,14 +8,53 @@
 // inbox pages (each page carries its transfers' files, so the pages are all it needs);
 // that find's time once the pages have arrived (`ls inbox/` first), against the same find
 // over the null filesystem; a warm `ls -l` of a 200-file transfer folder against the same
-// on the null filesystem (medians of several runs).
+// on the null filesystem (medians of several runs); and `ls search/<words>` over the same
+// inbox, before anyone lists inbox/ (so the mount's arrival checks stay at their idle
+// interval and the counters hold only the search): its requests against the inbox pages
+// the matches fill, its time cold (the search) and warm (cached within the listing TTL).
 import path from 'node:path'
-import { median, ratio, sh, transferFolder, treeOf, withBenchWorld, withNullFs } from './world.js'
+import { median, ratio, sh, transferFolder, treeOf, withBenchWorld, withNullFs, type BenchService, type Rows } from './world.js'
 
 const TRANSFERS = 5000
 /** Inbox page size the local service uses. */
 const PAGE = 1000
 const FOLDER_FILES = 200
+/** Searches over the seeded inbox (subjects "Seeded transfer <n>", senders sender0..2@example.com): words, what they match. */
+const SEARCHES: Array<[words: string, matches: string]> = [
+  ['Seeded transfer 4242', 'one subject'],
+  ['sender1@example.com', 'one sender, a third of the inbox'],
+  ['Seeded transfer', 'every seeded transfer'],
+]
+
+/**
+ * Counters from zero, once no request has been under way for 2 s: between two pages of a
+ * listing the mount spends a while on the page it got, with nothing in flight.
+ */
+async function quiet(service: BenchService): Promise<void> {
+  for (let idle = 0; idle < 10;) {
+    await new Promise((r) => setTimeout(r, 200))
+    idle = (await service.counters()).inFlight > 0 ? 0 : idle + 1
+  }
+  await service.control('POST', '/counters/reset')
+}
+
+async function measureSearches(service: BenchService, mountDir: string, rows: Rows): Promise<void> {
+  for (const [words, matches] of SEARCHES) {
+    await quiet(service)
+    const dir = path.join(mountDir, 'search', words)
+    const cold = await sh('ls', [dir])
+    const found = cold.stdout.split('\n').filter(Boolean).length
+    const calls = (await service.counters()).routes
+    const requests = Object.values(calls).reduce((a, b) => a + b, 0)
+    const warm: number[] = []
+    for (let i = 0; i < 9; i++) warm.push((await sh('ls', [dir])).ms)
+    const again = Object.values((await service.counters()).routes).reduce((a, b) => a + b, 0) - requests
+    rows.push(
+      [`ls search/${words} (${matches}), ${TRANSFERS} transfers`, `${cold.ms.toFixed(0)} ms, ${found} found; warm ${median(warm).toFixed(1)} ms`],
+      ['  requests made / pages its matches fill', `${requests} / ${Math.floor(found / PAGE) + 1} (${JSON.stringify(calls)}); warm: ${again}`],
+    )
+  }
+}
 
 await withBenchWorld('listing', {}, async (w) => {
   const { rows, service, mountDir } = w
@@ -23,10 +62,10 @@ await withBenchWorld('listing', {}, async (w) => {
   const [wide] = await service.seed(1, { files: FOLDER_FILES, fileSize: 1000, subjectPrefix: 'Wide' })
   await service.control('POST', '/inbox/seed', { to: service.user.email, count: TRANSFERS - 1 })
   await w.mount()
+  const searchRows: Rows = []
+  await measureSearches(service, mountDir, searchRows)
   // The mount's own start-up calls (the account's contact groups) are not find's.
-  do await new Promise((r) => setTimeout(r, 300))
-  while ((await service.counters()).inFlight > 0)
-  await service.control('POST', '/counters/reset')
+  await quiet(service)
   const inbox = path.join(mountDir, 'inbox')
   const find = (dir: string) => sh('bash', ['-c', 'find "$1" -type f | wc -l', 'bash', dir])
   await sh('ls', [inbox])
@@ -58,5 +97,6 @@ await withBenchWorld('listing', {}, async (w) => {
     [`warm ls -l of a ${FOLDER_FILES}-file transfer folder`, `${lsMs.toFixed(1)} ms`],
     ['  the same on the null filesystem', `${nullLs.toFixed(1)} ms`],
     ['  / null filesystem (target <= 1.2)', ratio(lsMs / nullLs)],
+    ...searchRows,
   )
 })

@@ -46,6 +46,14 @@ export function isServiceNotFound(err: unknown): boolean {
   return err instanceof ServiceError && (err.responsestatus === 'NotFound' || err.httpStatus === STATUS.notFound)
 }
 
+/**
+ * The service refused the values of the request itself (400: a parameter it will not take,
+ * such as search words): the same request, now or later, gets the same answer.
+ */
+export function isRefusedRequest(err: unknown): err is ServiceError {
+  return err instanceof ServiceError && err.httpStatus === STATUS.badRequest
+}
+
 /** The service's certificate was not accepted. */
 export function isUntrustedCertificate(err: unknown): boolean {
   return err instanceof NetworkError && err.systemCode !== null && TLS_CODE.test(err.systemCode)

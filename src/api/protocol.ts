@@ -83,6 +83,7 @@ export function completeBody(transferId: string, transferKey: string): Record<st
 export const STATUS = {
   ok: 200,
   partialContent: 206,
+  badRequest: 400,
   unauthorized: 401,
   notFound: 404,
   rangeNotSatisfiable: 416,

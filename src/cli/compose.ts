@@ -200,6 +200,7 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
     catalog, content, settings: optionsFor(loaded, 'vfs'),
     onFilesListed: desktop.onFilesListed,
     arrivals: { onArrivals: (arrivals) => desktop.onArrivals(arrivals) },
+    log,
   }, { content, client, desktop })
   const sending = await openSending({
     client, dataDir: loaded.folders.data, options: sendOptionsOf(loaded),

@@ -34,6 +34,11 @@ export interface TransferCatalog {
    */
   inboxSince(from: number, take: number): Promise<Transfer[]>
   /**
+   * Every received transfer the inbox search finds for `words` (over id, subject, message,
+   * sender, recipients and custom fields), all pages, newest first, as inbox() gives them.
+   */
+  inboxSearch(words: string): Promise<Transfer[]>
+  /**
    * A transfer's details (GET /transfer/{id}). Throws ServiceError: `PasswordRequired` when a
    * password is needed and none given, `AccessDenied` / `CaptchaRequiredForNextLogin` for a wrong
    * one, `NotFound` (404) for an unknown id.

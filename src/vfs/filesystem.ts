@@ -1,6 +1,6 @@
 // The mount's filesystem core: the router (router.ts) over the top-level areas, in the
 // order the root lists them: `inbox/`, `sent/`, `outbox/` (once sending is wired in),
-// `by-id/` and `.status`. Without sending the tree is read-only but for a locked
+// `by-id/`, `search/` and `.status`. Without sending the tree is read-only but for a locked
 // transfer's `.password`; with it, `outbox/` stages new transfers and `sent/` takes files
 // added to a transfer (areas/additions.ts).
 import { constants as C } from 'node:fs'
@@ -15,11 +15,13 @@ import { NAME_MAX_BYTES } from './names.js'
 import { systemClock, type Clock } from '../base/clock.js'
 import { vfsSettings, type VfsSettings } from './settings.js'
 import { AreaRouter } from './router.js'
+import type { SearchLog } from './searches.js'
 import type { Area } from './areas/area.js'
 import { SentWithAdditions } from './areas/additions.js'
 import { byIdArea } from './areas/by-id.js'
 import { inboxArea } from './areas/inbox.js'
 import { OutboxArea } from './areas/outbox.js'
+import { SearchArea } from './areas/search.js'
 import { sentArea } from './areas/sent.js'
 import type { SendingParts } from './areas/staging.js'
 import { STATUS_FILE, StatusArea } from './areas/status.js'
@@ -40,6 +42,8 @@ export interface TransferFileSystemOptions {
   onFilesListed?: FilesListed
   /** Look for new transfers in the background (arrivals.ts), telling each one here. */
   arrivals?: { onArrivals: (arrivals: Arrival[]) => void; options?: Partial<ArrivalOptions> }
+  /** Told what no file operation can answer (search words the service refused). */
+  log?: SearchLog
 }
 
 export class TransferFileSystem extends AreaRouter {
@@ -55,7 +59,7 @@ export class TransferFileSystem extends AreaRouter {
     const settings = vfsSettings(options.settings)
     this.clock = options.clock ?? systemClock
     this.status = options.status ?? idleStatus
-    this.store = new MetadataStore(options.catalog, settings, this.clock)
+    this.store = new MetadataStore(options.catalog, settings, this.clock, options.log)
     this.view = new TransferView(this.store, options.content, settings, new Date(this.clock.now()), options.onFilesListed)
     if (options.arrivals) {
       this.store.inboxNews.listener = options.arrivals.onArrivals
@@ -80,6 +84,7 @@ export class TransferFileSystem extends AreaRouter {
       ['sent', sending ? new SentWithAdditions(sent, this.store, sending) : sent],
       ...(sending ? [['outbox', new OutboxArea(sending.outbox)] as const] : []),
       ['by-id', byIdArea(this.view)],
+      ['search', new SearchArea(this.view)],
       [STATUS_FILE, new StatusArea(this.view, sending ? { text: () => sending.statusText() } : this.status, () => this.clock.now())],
     ])
   }

@@ -9,6 +9,7 @@
 //   cancelled and deleted transfers leave the inbox; unfinished ones are still uploading.
 // - by-id/<id or trackid> opens any transfer the caller can see, expired, cancelled or
 //   deleted included: those show only their `.transfer.json` (which says why).
+// - search/<words> shows what the inbox search finds, leaving out what inbox/ leaves out.
 import { ServiceError } from '../api/errors.js'
 import { isServiceNotFound } from '../api/failure.js'
 import type { Transfer } from '../api/types.js'
@@ -17,6 +18,7 @@ import { FsError } from './core.js'
 import { buildListing, type FolderListing, type TransferEntry, type TransferRef } from './folder-listing.js'
 import { InboxNews } from './inbox-news.js'
 import { Refreshing, type RefreshPolicy } from './refreshing.js'
+import { InboxSearches, silentSearchLog, type SearchLog } from './searches.js'
 import type { Clock } from '../base/clock.js'
 import type { VfsSettings } from './settings.js'
 import { buildTransferTree, type TreeDir } from './transfer-tree.js'
@@ -71,12 +73,13 @@ export class MetadataStore {
   private readonly byIdLookups = new Map<string, Refreshing<TransferEntry | null>>()
   private readonly passwords = new Map<string, string>()
   private readonly trees = new WeakMap<Transfer, TreeDir>()
+  private readonly searches: InboxSearches
   /** The last background refresh failure, for `.status` and logs (never holds a secret). */
   lastRefreshError: unknown = undefined
   /** What is new in each inbox listing (its listener is told of arrivals). */
   readonly inboxNews = new InboxNews()
 
-  constructor(private readonly catalog: TransferCatalog, settings: VfsSettings, clock: Clock) {
+  constructor(private readonly catalog: TransferCatalog, settings: VfsSettings, clock: Clock, log: SearchLog = silentSearchLog) {
     this.policy = {
       clock,
       ttlMs: settings.listingTtlMs,
@@ -92,6 +95,7 @@ export class MetadataStore {
     this.inboxListing = new Refreshing(() => this.loadInbox(), this.policy)
     this.sentListing = new Refreshing(() => this.loadSent(settings.detailsConcurrency), this.policy)
     this.accountInfo = new Refreshing(() => this.catalog.account(), this.policy)
+    this.searches = new InboxSearches((words) => this.catalog.inboxSearch(words), (found) => this.inboxFolderOf(found), this.policy, log)
   }
 
   inbox(): Promise<FolderListing> {
@@ -112,6 +116,20 @@ export class MetadataStore {
 
   account(): Promise<Account> {
     return this.accountInfo.get()
+  }
+
+  /** search/<name>: the inbox transfers the service's search finds for the name's words. */
+  search(name: string): Promise<FolderListing> {
+    return this.searches.get(name)
+  }
+
+  peekSearch(name: string): FolderListing | undefined {
+    return this.searches.peek(name)
+  }
+
+  /** The names searched during this mount, newest first. */
+  searchNames(): string[] {
+    return this.searches.names()
   }
 
   /** A transfer already known from a listing, by id or trackid, without any call. */
@@ -196,6 +214,7 @@ export class MetadataStore {
     this.accountInfo.expire()
     for (const details of this.details.values()) details.expire()
     this.byIdLookups.clear()
+    this.searches.expireAll()
   }
 
   /**
@@ -315,9 +334,18 @@ export class MetadataStore {
     const inbox = await this.catalog.inbox()
     // The pages describe the account too: `df` (and find, which asks statfs) need no call of their own.
     this.accountInfo.set(inbox.account)
-    const transfers = inbox.transfers.filter(isReadable)
+    return this.noted(this.inboxFolderOf(inbox.transfers))
+  }
+
+  /**
+   * A folder of transfers from inbox pages (the inbox's own or a search's), named as inbox/
+   * names them, without what the inbox leaves out; their files are kept as their details, so
+   * a transfer found twice is one cache entry (and its files one download).
+   */
+  private inboxFolderOf(found: Transfer[]): FolderListing {
+    const transfers = found.filter(isReadable)
     this.keepInboxDetails(transfers)
-    return this.noted(buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary }))))
+    return buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary })))
   }
 
   private async loadSent(concurrency: number): Promise<FolderListing> {

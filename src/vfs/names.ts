@@ -17,6 +17,8 @@
 // The mapping need not be reversible: lookups go through each folder's name table.
 
 export const NAME_MAX_BYTES = 255
+/** What a name shows for "/" (U+2215 DIVISION SLASH). */
+export const SLASH_STAND_IN = '∕'
 
 const ELLIPSIS = '…'
 /** An extension worth keeping when shortening: short, no dots or blanks in it. */
@@ -27,7 +29,7 @@ export function byteLength(name: string): number {
 }
 
 /** Maps the characters a name may not hold; leaves the length alone. */
-export function mapCharacters(raw: string, slash = '∕'): string {
+export function mapCharacters(raw: string, slash = SLASH_STAND_IN): string {
   let out = ''
   for (const ch of raw) {
     const cp = ch.codePointAt(0)!
@@ -80,6 +82,14 @@ function fitWithTail(stem: string, tail: string, maxBytes: number): string {
     return truncateBytes(stem + tail, maxBytes - byteLength(ELLIPSIS)) + ELLIPSIS
   }
   return truncateBytes(stem, budget) + ELLIPSIS + tail
+}
+
+/**
+ * The text a name typed on the mount stands for: its "∕" are read as "/", since that is how
+ * every name here shows one (a subject copied from a folder name means the subject).
+ */
+export function textOfName(name: string): string {
+  return name.replaceAll(SLASH_STAND_IN, '/')
 }
 
 /** Shortens a mapped name to maxBytes, keeping its extension. */

@@ -1,5 +1,5 @@
 // The filesystem model's TransferCatalog over the Transfer Service client: the inbox
-// (every page), details by id or trackid (with a password when one was given), the
+// and its search (every page), details by id or trackid (with a password when one was given), the
 // account figures from the inbox's owner, and the transfers sent from this machine from
 // the send module's sent log.
 import type { TransferClient } from '../api/client.js'
@@ -27,6 +27,12 @@ export class ServiceCatalog implements TransferCatalog {
     let account: Account | null = null
     for await (const t of this.client.transfers.inboxAll({}, (page) => { account ??= accountOf(page) })) transfers.push(t)
     return { transfers, account: account! }
+  }
+
+  async inboxSearch(words: string): Promise<Transfer[]> {
+    const found: Transfer[] = []
+    for await (const t of this.client.transfers.inboxAll({ search: words })) found.push(t)
+    return found
   }
 
   async inboxSince(from: number, take: number): Promise<Transfer[]> {

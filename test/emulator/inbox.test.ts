@@ -56,6 +56,19 @@ describe('inbox', () => {
     expect(ids(await inbox({ search: 'zzz-nothing' }))).toEqual([])
   })
 
+  it('pages a search the way it pages the inbox: take and skip count the matches only', async () => {
+    // "Batch 1" matches Batch 1 and Batch 10 to 19: eleven, newest first.
+    const all = ids(await inbox({ search: 'Batch 1' }))
+    expect(all).toEqual([...seeded.slice(9, 19)].reverse().concat(seeded[0]!))
+    const pages: string[] = []
+    for (let skip = 0; ; skip += 4) {
+      const page = ids(await inbox({ search: 'Batch 1', take: 4, skip }))
+      pages.push(...page)
+      if (page.length < 4) break
+    }
+    expect(pages).toEqual(all)
+  })
+
   it('filters by from (sent after) and leaves out expired transfers unless includeExpired', async () => {
     const all = (await inbox()).body.data.transfers as Array<{ id: string; sentdate: number }>
     const pivot = all[5]!.sentdate

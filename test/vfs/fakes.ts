@@ -101,6 +101,17 @@ export class FakeCatalog implements TransferCatalog {
     return this.listInbox().filter((t) => t.sentdate > from).slice(0, take)
   }
 
+  readonly searches: string[] = []
+
+  /** The service's search as the contract says: the words anywhere in id, subject, message, sender or recipients, any case. */
+  async inboxSearch(words: string): Promise<Transfer[]> {
+    this.searches.push(words)
+    await this.online()
+    const w = words.toLowerCase()
+    return this.listInbox().filter((t) =>
+      [t.id, t.subject, t.message, t.from ?? '', ...(t.recipients ?? []).map((r) => r.email)].some((text) => (text ?? '').toLowerCase().includes(w)))
+  }
+
   async inbox(): Promise<InboxListing> {
     this.calls.inbox++
     await this.online()

@@ -74,7 +74,7 @@ afterAll(async () => {
 
 describe('sending through the mount core', () => {
   it('puts outbox/ at the root, between sent/ and by-id/, a folder the user may write', async () => {
-    expect(await fs.readdir('/')).toEqual(['inbox', 'sent', 'outbox', 'by-id', '.status'])
+    expect(await fs.readdir('/')).toEqual(['inbox', 'sent', 'outbox', 'by-id', 'search', '.status'])
     expect((await fs.getattr('/outbox')).mode).toBe(C.S_IFDIR | 0o755)
   })
 

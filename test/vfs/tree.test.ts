@@ -41,9 +41,9 @@ async function readAll(fs: TransferFileSystem, path: string): Promise<Buffer> {
 }
 
 describe('the tree', () => {
-  it('has inbox, sent, by-id and .status at its root (outbox/ comes with sending)', async () => {
+  it('has inbox, sent, by-id, search and .status at its root (outbox/ comes with sending)', async () => {
     const { fs } = setup()
-    expect(await fs.readdir('/')).toEqual(['inbox', 'sent', 'by-id', '.status'])
+    expect(await fs.readdir('/')).toEqual(['inbox', 'sent', 'by-id', 'search', '.status'])
     await expect(fs.readdir('/outbox')).rejects.toMatchObject({ code: 'ENOENT' })
     expect(await fs.readdir('/by-id')).toEqual([])
     expect((await readAll(fs, '/.status')).toString()).toBe('nothing is being sent\n')

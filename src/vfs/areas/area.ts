@@ -1,4 +1,4 @@
-// An Area is one top-level name of the mount (inbox, sent, outbox, by-id, .status) and
+// An Area is one top-level name of the mount (inbox, sent, outbox, by-id, search, .status) and
 // everything below it. The router (../router.ts) parses each path once and hands the
 // area the names below its own: [] is the area's own node, ['a', 'b'] is `/<area>/a/b`.
 // An area answers only the operations it has; the router answers the rest the same way

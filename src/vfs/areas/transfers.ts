@@ -1,4 +1,4 @@
-// What the transfer areas (inbox, sent, by-id) share: a folder of transfers, each a
+// What the transfer areas (inbox, sent, by-id, each search) share: a folder of transfers, each a
 // folder of the transfer's files read on demand, with `.transfer.json`, `link.url` and a
 // locked transfer's write-only `.password`. An area differs only in its TransferListing
 // (which transfers, under which names). All of it is read-only but `.password`.
