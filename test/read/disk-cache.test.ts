@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtemp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdtemp, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -168,6 +168,39 @@ describe('disk cache', () => {
     expect(cache.has('k', 0)).toBe(false)
     expect(cache.has('k', 2)).toBe(true)
     expect(await bytesOnDisk(dir)).toBeLessThanOrEqual(budget)
+  })
+})
+
+/** The files below `folder` this process holds open; deleted ones end in " (deleted)". */
+async function openFilesIn(folder: string): Promise<string[]> {
+  const out: string[] = []
+  for (const fd of await readdir('/proc/self/fd')) {
+    const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '')
+    if (target.startsWith(folder)) out.push(target)
+  }
+  return out
+}
+
+describe('disk cache open files', () => {
+  it('keeps at most 16 segment files open, and closes evicted ones so their space is freed', async () => {
+    await mkdir(dir, { recursive: true })
+    // One 4 KiB block in each of 40 segments, room for 8: most are evicted while their file would still be among the 16 open.
+    const block = 4 * KiB
+    const cache = await DiskBlockCache.open(dir, 8 * (block + RECORD_HEADER_BYTES))
+    const data = new Map<number, Buffer>()
+    for (let b = 0; b < 40 * 16; b += 16) {
+      data.set(b, randomBytes(block))
+      await cache.put('k', b, [data.get(b)!])
+      expect((await cache.get('k', b, block))!.equals(data.get(b)!)).toBe(true)
+      expect((await openFilesIn(dir)).length).toBeLessThanOrEqual(16)
+    }
+    const open = await openFilesIn(dir)
+    expect(open.length).toBeGreaterThan(0)
+    expect(open.filter((f) => f.endsWith(' (deleted)'))).toEqual([])
+    expect(await bytesOnDisk(dir)).toBeLessThanOrEqual(8 * (block + RECORD_HEADER_BYTES))
+    expect(cache.has('k', 0)).toBe(false)
+    await cache.flush()
+    expect(await openFilesIn(dir)).toEqual([])
   })
 })
 
