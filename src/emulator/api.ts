@@ -54,7 +54,8 @@ export async function writeResult(res: ServerResponse, result: ApiResult, fault:
 export function apiHandler(ctx: ServiceContext) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', ctx.apiOrigin)
-    const latency = ctx.faults.throttle.latencyMs
+    const { latencyMs: latency, closeConnections } = ctx.faults.throttle
+    if (closeConnections) res.shouldKeepAlive = false
     if (latency) await sleep(latency)
     if (url.pathname.startsWith('/_emulator/') && ctx.controls) {
       let result: ApiResult

@@ -1,5 +1,6 @@
 // File-server reads: single files and the whole-transfer ZIP (with one Range each), GetRangeHash,
 // and the download page. Tracking records are added when a response delivers the last byte.
+import { setTimeout as sleep } from 'node:timers/promises'
 import { createReadStream } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Download, DownloadType } from '../api/types.js'
@@ -159,8 +160,11 @@ export async function rangeHash(ctx: ServiceContext, req: IncomingMessage, res: 
   const file = transfer.files.find((f) => f.name === name)
   if (!file) throw new ApiError('NotFound', 'no such file in the transfer')
   if (position + length > file.size) throw invalid('length', `the range ends past the file's ${file.size} bytes`)
+  const started = Date.now()
   let hex = await ctx.hashes.md5(file.path, position, length)
   ctx.faults.counters.bytesHashed += length
+  const slowest = ctx.faults.throttle.hashBytesPerSecond
+  if (slowest) await sleep(Math.max(0, (length * 1000) / slowest - (Date.now() - started)))
   if (fault?.kind === 'corrupt') hex = (hex[0] === '0' ? '1' : '0') + hex.slice(1)
   const body = Buffer.from(hex)
   res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length) })

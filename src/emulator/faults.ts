@@ -28,6 +28,10 @@ export interface Throttle {
   bytesPerSecond?: number
   /** Added before every request is handled, ms. */
   latencyMs?: number
+  /** GetRangeHash hashes no faster than this, bytes per second (a server with a slower hash). */
+  hashBytesPerSecond?: number
+  /** Every answer closes its connection, as an HTTP/1.0 server does: each request pays a new TLS handshake. */
+  closeConnections?: boolean
 }
 
 export interface Counters {
@@ -79,12 +83,15 @@ export class Faults {
   setThrottle(body: unknown): Throttle {
     const t = (body ?? {}) as Record<string, unknown>
     const next: Throttle = {}
-    for (const key of ['bytesPerSecond', 'latencyMs'] as const) {
+    for (const key of ['bytesPerSecond', 'latencyMs', 'hashBytesPerSecond'] as const) {
       const v = t[key]
       if (v === undefined || v === null) continue
       if (typeof v !== 'number' || !(v >= 0)) throw invalid(key, `${key} must be a number >= 0`)
       if (v > 0) next[key] = v
     }
+    const close = t.closeConnections
+    if (close !== undefined && close !== null && typeof close !== 'boolean') throw invalid('closeConnections', 'closeConnections must be true or false')
+    if (close === true) next.closeConnections = true
     this.throttle = next
     this.link = next.bytesPerSecond ? new Link(next.bytesPerSecond) : null
     return next

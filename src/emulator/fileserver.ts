@@ -29,7 +29,8 @@ function route(method: string, path: string): FileRoute | null {
 export function fileServerHandler(ctx: ServiceContext) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', ctx.fileOrigin)
-    const latency = ctx.faults.throttle.latencyMs
+    const { latencyMs: latency, closeConnections } = ctx.faults.throttle
+    if (closeConnections) res.shouldKeepAlive = false
     if (latency) await sleep(latency)
     const found = route(req.method ?? 'GET', url.pathname)
     if (!found) {

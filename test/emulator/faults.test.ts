@@ -145,6 +145,33 @@ describe('throttle', () => {
     await expect(svc.controls.throttle({ bytesPerSecond: -1 })).rejects.toThrow(/400/)
   })
 
+  it('closeConnections: every answer says Connection: close and ends its connection, so each request is a new handshake', async () => {
+    await svc.controls.resetCounters()
+    for (let i = 0; i < 5; i++) expect((await get(svc, fileUrl, { range: 'bytes=0-9' })).status).toBe(206)
+    const kept = (await svc.controls.counters()).fileConnections
+    await svc.controls.throttle({ closeConnections: true })
+    await svc.controls.resetCounters()
+    for (let i = 0; i < 5; i++) {
+      const res = await get(svc, fileUrl, { range: 'bytes=0-9' })
+      expect([res.status, res.headers.connection]).toEqual([206, 'close'])
+    }
+    // The first may still ride the connection kept from before the switch.
+    expect((await svc.controls.counters()).fileConnections).toBeGreaterThanOrEqual(3)
+    expect(kept).toBeLessThanOrEqual(1)
+    await expect(svc.controls.throttle({ closeConnections: 'yes' as unknown as boolean })).rejects.toThrow(/400/)
+  })
+
+  it('hashBytesPerSecond: GetRangeHash answers no sooner than its bytes take at that rate, with the right hash', async () => {
+    const u = new URL(`${svc.uploadUrl}/GetRangeHash.ashx`)
+    for (const [k, v] of Object.entries({ transferid: t.transferid, thefilename: 'big.bin', position: 0, length: content.length })) u.searchParams.set(k, String(v))
+    await svc.controls.throttle({ hashBytesPerSecond: 4 * 1024 * 1024 })
+    const t0 = performance.now()
+    const res = await get(svc, u.toString(), { 'x-api-key': svc.apiKey })
+    // 2 MiB at 4 MiB/s: half a second at least (a lower bound: the sleep cannot be skipped).
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(490)
+    expect(res.bytes.toString()).toBe(createHash('md5').update(content).digest('hex'))
+  })
+
   it('rejects malformed fault specs', async () => {
     await expect(svc.controls.fault({ route: 'nowhere' as 'download', kind: 'reset', count: 1 })).rejects.toThrow(/400/)
     await expect(svc.controls.fault({ route: 'download', kind: 'reset' })).rejects.toThrow(/400/)

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs'
 import { Agent, request } from 'undici'
 import type { ServiceAnnouncement, TransferState } from '../../src/api/types.js'
-import type { FaultSpec, RouteName } from '../../src/emulator/faults.js'
+import type { Counters as ServiceCounters, FaultSpec, RouteName, Throttle } from '../../src/emulator/faults.js'
 import { startService, type ServiceOptions } from '../../src/emulator/index.js'
 import type { NewUser as EmulatorNewUser } from '../../src/emulator/store.js'
 
@@ -21,13 +21,8 @@ export interface MailEntry {
 /** The body of POST /_emulator/users (docs/local-service.md). */
 export type NewUser = EmulatorNewUser
 
-export interface Counters {
-  routes: Partial<Record<RouteName, number>>
-  bytesServed: number
-  bytesHashed: number
-  previewBytesServed: number
-  refreshCalls: number
-}
+/** The service's counters, with the routes it names. */
+export type Counters = Omit<ServiceCounters, 'routes'> & { routes: Partial<Record<RouteName, number>> }
 
 export interface ServiceControls {
   mail(): Promise<MailEntry[]>
@@ -45,7 +40,7 @@ export interface ServiceControls {
   resetCounters(): Promise<void>
   fault(spec: FaultSpec): Promise<void>
   clearFaults(): Promise<void>
-  throttle(t: { bytesPerSecond?: number; latencyMs?: number }): Promise<void>
+  throttle(t: Throttle): Promise<void>
 }
 
 export interface TestService extends Omit<ServiceAnnouncement, 'controls'> {
