@@ -53,7 +53,7 @@ interface Model {
   savedModes: Map<string, Set<number>>
   /** A restart since the last check: modes are those saved, not those set. */
   restarted: boolean
-  /** When the last check began: its reads, or a send's, may have moved atimes to that time or later (relatime). */
+  /** When the last check began: its reads, or the fake sender's, may have moved atimes to that time or later (relatime). */
   lookedAt: number
   /** Entry keys the service refused and nothing touched since. */
   failed: Set<string>
