@@ -4,6 +4,7 @@
 // client, which sends it with its MD5 and retries 406 / 449 / 5xx / network errors;
 // a chunk failing for good stops the file's other chunks and fails the upload (the
 // engine retries the send later, resending only the chunks not confirmed).
+import { constants as C } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { longPathFs as disk } from '../base/long-paths.js'
 import PQueue from 'p-queue'
@@ -50,7 +51,7 @@ export class ServiceSender implements Sender {
     const pending: number[] = []
     for (let i = 0; i < plan.chunks; i++) if (!req.confirmed.has(i)) pending.push(i)
     if (pending.length === 0) return
-    const handle = await disk.open(req.filePath, 'r')
+    const handle = await openQuietly(req.filePath)
     try {
       await allOrFirstFailure(this.chunks, pending.map((index) => async (signal: AbortSignal) => {
         // Every other index counts as confirmed: this call sends exactly one chunk.
@@ -92,6 +93,20 @@ export class ServiceSender implements Sender {
 
   private giveBuffer(buf: Buffer): void {
     if (this.spare.length < this.maxSpare) this.spare.push(buf)
+  }
+}
+
+/**
+ * Opens a staged file to upload it without touching its atime (O_NOATIME): the outbox shows
+ * the staged file's atime as the user's file's, which an upload is no access to. Only the
+ * file's owner may ask for that (EPERM otherwise): then it is opened as usual.
+ */
+async function openQuietly(file: string): Promise<FileHandle> {
+  try {
+    return await disk.open(file, C.O_RDONLY | (C.O_NOATIME ?? 0))
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err
+    return disk.open(file, 'r')
   }
 }
 

@@ -1,7 +1,7 @@
 // The MD5 of a file or of any range of it, worked out on worker threads, many at once;
 // a file that is not there is an error, not a hang.
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -28,6 +28,14 @@ afterAll(async () => {
 })
 
 describe('FileHashPool', () => {
+  it('hashing leaves the atime as it was: an outbox file keeps the atime touch -a gave it through its upload (found by test/send-mount/mmap.test.ts)', async () => {
+    // Set years back, before the ctime, so a relatime disk would refresh it on a read.
+    const atime = new Date('2005-06-19T01:16:43.260Z')
+    await utimes(join(dir, 'f'), atime, atime)
+    await pool.md5(join(dir, 'f'))
+    expect((await stat(join(dir, 'f'))).atime).toEqual(atime)
+  })
+
   it('hashes ranges across and inside its read buffer, many at once', async () => {
     const ranges = [[0, data.length], [1, 10], [1024 * 1024 - 3, 2 * 1024 * 1024 + 9], [data.length - 1, 1], [5, 0]] as const
     const got = await Promise.all(ranges.map(([p, l]) => pool.md5(join(dir, 'f'), p, l)))

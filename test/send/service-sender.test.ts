@@ -47,6 +47,15 @@ async function send(sender: ServiceSender, name: string, file: string, size: num
 }
 
 describe('ServiceSender', () => {
+  it('an upload leaves the staged file\'s atime as it was, which the outbox shows as the user\'s (found by test/send-mount/mmap.test.ts)', async () => {
+    const f = await fileOf('atime.bin', 3000, 9)
+    // Set years back, before the ctime, so a relatime disk would refresh it on a read.
+    const atime = new Date('2005-06-19T01:16:43.260Z')
+    await fsp.utimes(f.path, atime, atime)
+    await send(new ServiceSender(client), 'atime.bin', f.path, 3000)
+    expect((await fsp.stat(f.path)).atime).toEqual(atime)
+  })
+
   it('sends only the chunks not confirmed, and the file completes with the right MD5', async () => {
     const size = 3 * CHUNK + 123
     const f = await fileOf('resume.bin', size, 1)
