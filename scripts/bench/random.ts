@@ -16,11 +16,39 @@ await withBenchWorld('random', {}, async (w) => {
   const { rows, service, client, mountDir } = w
   process.stderr.write('seeding a 2 GiB file and a small one...\n')
   const [big] = await service.seed(1, { fileSize: 2 * GiB, subjectPrefix: 'Two GiB' })
-  const [small] = await service.seed(1, { fileSize: 200_000, subjectPrefix: 'Small' })
+  const [small, plain, other] = await service.seed(3, { fileSize: 200_000, subjectPrefix: 'Small' })
   const pid = await w.mount()
   const bigFile = await fileOnMount(mountDir, big!)
   const smallFile = await fileOnMount(mountDir, small!)
   const size = big!.files[0]!.filesize!
+  /** ms curl takes for the first 4 KiB of the transfer's file, best of three (a new connection each: curl's own cold start). */
+  const curlFirst = async (t: typeof small) => {
+    const times: number[] = []
+    for (let i = 0; i < 3; i++) times.push((await sh(w.curl[0]!, [...w.curl.slice(1), '-r', '0-4095', t!.files[0]!.downloadurl])).ms)
+    return Math.min(...times)
+  }
+
+  // First bytes as the service serves them here, against curl of the same 4 KiB.
+  const plainCurl = await curlFirst(plain)
+  const plainFirst = await sh('head', ['-c', '4096', await fileOnMount(mountDir, plain!)])
+  rows.push(
+    ['first 4 KiB of a cold small file', `${plainFirst.ms.toFixed(0)} ms; curl of them ${plainCurl.toFixed(1)} ms`],
+    ['  / curl (target <= 2)', ratio(plainFirst.ms / plainCurl)],
+  )
+
+  // A server unlike ours (as an HTTP/1.0 server behind a slow link): every answer closes its
+  // connection, 20 ms before each request, 12.5 MB/s, and a hash of 300 MB/s.
+  const unlike = { bytesPerSecond: 12.5 * MB, latencyMs: 20, closeConnections: true, hashBytesPerSecond: 300 * MB }
+  await service.control('POST', '/throttle', unlike)
+  const otherCurl = await curlFirst(other)
+  await service.control('POST', '/counters/reset')
+  const otherFirst = await sh('head', ['-c', '4096', await fileOnMount(mountDir, other!)])
+  const otherRequests = (await service.counters()).routes
+  await service.control('DELETE', '/faults')
+  rows.push(
+    ['first 4 KiB, a server that closes connections, 20 ms + 12.5 MB/s, hash 300 MB/s', `${otherFirst.ms.toFixed(0)} ms; curl ${otherCurl.toFixed(0)} ms; requests ${JSON.stringify(otherRequests)}`],
+    ['  / curl (target <= 1.2)', ratio(otherFirst.ms / otherCurl)],
+  )
 
   // First bytes over a slow link with a round-trip cost, before anything of these files is cached.
   await service.control('POST', '/throttle', { bytesPerSecond: 12.5 * MB, latencyMs: 20 })
@@ -51,8 +79,14 @@ await withBenchWorld('random', {}, async (w) => {
   const rand = fio.jobs[0]!.read
   const p50 = rand.clat_ns.percentile['50.000000']! / 1e6
   const p99 = rand.clat_ns.percentile['99.000000']! / 1e6
+  process.stderr.write('fio randread 1 MiB, O_DIRECT, 15 s...\n')
+  const fio1m = JSON.parse((await sh('fio', ['--name=rand1m', `--filename=${bigFile}`, '--rw=randread', '--bs=1M', '--direct=1', '--ioengine=psync',
+    '--runtime=15', '--time_based', '--output-format=json', `--size=${size}`])).stdout) as { jobs: Array<{ read: { iops: number } }> }
+  const rand1m = fio1m.jobs[0]!.read.iops
   const peak = await peakRssMiB(pid)
   rows.push(
+    ['fio randread 1 MiB O_DIRECT, cold 2 GiB', `${rand1m.toFixed(1)} IOPS; the client's own 1 MiB ranges one at a time: ${(1000 / serviceP50).toFixed(1)} per s`],
+    ['  / the client\'s rate (target >= 0.5)', ratio(rand1m / (1000 / serviceP50))],
     ['service: 1 MiB range, p50', `${serviceP50.toFixed(1)} ms`],
     ['fio randread 4 KiB O_DIRECT, cold 2 GiB (target >= 1000 IOPS, p99 <= 10 ms)', `${rand.iops.toFixed(0)} IOPS, p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`],
     ['  p50 / service 1 MiB p50 (target <= 3)', ratio(p50 / serviceP50)],
