@@ -104,4 +104,17 @@ await withBenchWorld('read', {}, async (w) => {
   await service.control('DELETE', '/faults')
   rows.push(['sequential 48 MiB through a 12.5 MB/s link', mbps(slowBytes, slow.ms)], ['  / the link (target >= 0.95)', ratio(slowBytes / (slow.ms / 1000) / LINK)])
   await rss('throttled')
+
+  process.stderr.write('the same through the link to a server unlike ours...\n')
+  // An HTTP/1.0-like server: every answer closes its connection, 20 ms before each request,
+  // and a hash of 300 MB/s; the 48 MiB before the last ones, so nothing of them is cached.
+  await service.control('POST', '/throttle', { bytesPerSecond: LINK, latencyMs: 20, closeConnections: true, hashBytesPerSecond: 300 * MB })
+  await service.control('POST', '/counters/reset')
+  const unlike = await sh('dd', [`if=${twoFile}`, 'of=/dev/null', 'bs=1M', `skip=${(2 * GiB - 2 * slowBytes) / MiB}`, `count=${slowBytes / MiB}`])
+  const unlikeRoutes = (await service.counters()).routes
+  await service.control('DELETE', '/faults')
+  rows.push(
+    ['  the same from a server that closes connections, 20 ms, hash 300 MB/s', `${mbps(slowBytes, unlike.ms)}, requests ${JSON.stringify(unlikeRoutes)}`],
+    ['  / the link (target >= 0.95)', ratio(slowBytes / (unlike.ms / 1000) / LINK)],
+  )
 })
