@@ -6,7 +6,7 @@
 // fuse-native's timer, so the adapter answers first and with its own errno.
 import { constants } from 'node:fs'
 import type Fuse from 'fuse-native'
-import { bytesLength, copyBytes, isBytes } from '../read/bytes.js'
+import { bytesLength, copyBytes, giveBack, isBytes } from '../read/bytes.js'
 import type { FileSystemCore, NodeAttr, StatFs } from '../vfs/core.js'
 import { errorForLog, ERRNO, errnoOf } from './errno.js'
 import { silentLogger, type Logger } from './log.js'
@@ -183,8 +183,13 @@ export class FuseAdapter {
         const data = await core.read(path, fh, len, pos)
         if (!isBytes(data) || bytesLength(data) > len) return [-ERRNO.EIO]
         // buf is fuse-native's view of libfuse memory: detached once answered.
-        if (st.answered) return [-ERRNO.EIO]
-        return [copyBytes(data, buf)]
+        try {
+          if (st.answered) return [-ERRNO.EIO]
+          return [copyBytes(data, buf)]
+        } finally {
+          // Copied, or never to be: buffers lent by the read path may serve the next read.
+          giveBack(data)
+        }
       })
     ops.release = (path: string, fh: number, cb: Answer) =>
       this.run('release', path, cb, async () => {

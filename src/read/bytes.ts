@@ -38,6 +38,26 @@ export function copyBytes(bytes: Bytes, target: Buffer): number {
   return at
 }
 
+/** Bytes lent out of buffers their owner wants back once they are copied: what giveBack returns. */
+const lent = new WeakMap<object, () => void>()
+
+/**
+ * Marks `parts` as lent: whoever copies them out (the FUSE adapter, into the kernel's buffer)
+ * calls giveBack after the copy. A caller that never does only leaves the buffers to the GC.
+ */
+export function lend(parts: Buffer[], back: () => void): Buffer[] {
+  lent.set(parts, back)
+  return parts
+}
+
+/** The bytes were copied (or will never be): their buffers may be used again. */
+export function giveBack(bytes: Bytes): void {
+  const back = lent.get(bytes)
+  if (!back) return
+  lent.delete(bytes)
+  back()
+}
+
 /** One buffer of the bytes (a copy when there are several parts): for callers that need one. */
 export function toBuffer(bytes: Bytes): Buffer {
   if (Buffer.isBuffer(bytes)) return bytes

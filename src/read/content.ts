@@ -10,7 +10,8 @@ import { DiskBlockCache, MAX_WRITE_BACKLOG } from './disk-cache.js'
 import { BlockFetcher, DEMAND, MAX_UNJUDGED_PIECES, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
 import { spanAt } from '../base/chunk-grid.js'
 import { blocksOf, planFetch } from './geometry.js'
-import { bytesLength, sliceParts, type Bytes } from './bytes.js'
+import { bytesLength, lend, sliceParts, type Bytes } from './bytes.js'
+import { BlockPool, DiskStream } from './disk-stream.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
 import { STAGING_BUFFERS } from './piece-hash.js'
@@ -43,6 +44,8 @@ export class ReadPath implements FileContent {
    * what they fetched was evicted unread and fetched again.
    */
   readonly streaming = new Set<Handle>()
+  /** Block buffers of whole-block reads from the disk cache (disk-stream.ts). */
+  readonly pool: BlockPool
 
   private constructor(
     readonly source: RangeSource,
@@ -54,6 +57,7 @@ export class ReadPath implements FileContent {
     // Prefetching further than half the block cache would evict what it fetched before it is read.
     this.options = { ...options, prefetchBytes: Math.min(options.prefetchBytes, Math.floor(cacheBytes / 2)) }
     this.memory = new MemoryBlockCache(cacheBytes)
+    this.pool = new BlockPool(options.blockSize)
     this.fetcher = new BlockFetcher(source, options, (file, block, data) => {
       this.memory.set(blockKey(file.cacheKey, block), data)
       void this.disk?.put(file.cacheKey, block, data)
@@ -168,6 +172,10 @@ class Handle implements ContentHandle {
   private prefetchedTo = 0
   /** Likewise for blocks loaded ahead from the disk cache. */
   private diskLoadedTo = 0
+  /** Whole blocks read straight from the disk cache, made at the first such read. */
+  private stream: DiskStream | null = null
+  /** The last read asked whole blocks: blocks ahead are loaded by the stream, not into memory. */
+  private wholeBlocks = false
 
   constructor(
     private readonly path: ReadPath,
@@ -187,6 +195,19 @@ class Handle implements ContentHandle {
       this.prefetchedTo = 0
       this.diskLoadedTo = 0
       this.path.streaming.delete(this)
+      this.stream?.reset()
+    }
+    const stop = Math.min(file.size, position + length)
+    this.wholeBlocks = position === first * blockSize && (stop === end * blockSize || stop === file.size)
+    if (sequential && this.wholeBlocks && this.onlyOnDisk(first, end)) {
+      const stream = (this.stream ??= new DiskStream(this.path.disk!, this.path.pool, file.cacheKey,
+        (b) => spanAt(b, file.size, blockSize).end - b * blockSize, Math.ceil(file.size / blockSize), DISK_LOAD_AHEAD_BLOCKS))
+      const blocks = await stream.take(first, end)
+      if (blocks) {
+        this.prefetch()
+        this.answered = true
+        return lend(blocks.map((b) => b.data), () => stream.giveBack(blocks))
+      }
     }
     // Concurrent reads of one handle each hold what they wait for, so a jump by one
     // read never cancels the fetch another read still waits on.
@@ -195,7 +216,6 @@ class Handle implements ContentHandle {
     const reach = this.answered ? undefined : this.path.source.reachability
     if (reach && !reach.online && !this.allCached(first, end)) throw reach.offlineError()
     let stopWatching = () => {}
-    const stop = Math.min(file.size, position + length)
     // A read past the file's head that no established run makes (a jump, or a few reads
     // that happen to fall close together) and that nothing holds yet fetches only its own
     // few KiB, verified on their own; the head of a file (what type sniffers and
@@ -232,6 +252,16 @@ class Handle implements ContentHandle {
     }
   }
 
+  /** Every block in the disk cache only (not in memory, not being fetched). */
+  private onlyOnDisk(first: number, end: number): boolean {
+    const { path, file } = this
+    if (!path.disk) return false
+    for (let b = first; b < end; b++) {
+      if (path.memory.has(blockKey(file.cacheKey, b)) || path.fetcher.inFlight(file, b) || !path.disk.has(file.cacheKey, b)) return false
+    }
+    return true
+  }
+
   /** Every block cached or being fetched already. */
   private allPresent(first: number, end: number): boolean {
     for (let b = first; b < end; b++) if (!this.path.present(this.file, b)) return false
@@ -246,6 +276,7 @@ class Handle implements ContentHandle {
   close(): void {
     this.closed = true
     this.path.streaming.delete(this)
+    this.stream?.reset()
     this.letGo(() => true)
   }
 
@@ -315,7 +346,8 @@ class Handle implements ContentHandle {
     const to = Math.min(Math.ceil((this.pattern.position + ahead) / blockSize), Math.ceil(file.size / blockSize))
     if (to > this.prefetchedTo) this.prefetchedTo = to
     // Blocks only on disk are loaded a few ahead too: a re-read waited on one disk read per block.
-    const diskTo = Math.min(to, here + DISK_LOAD_AHEAD_BLOCKS)
+    // (A reader of whole blocks has its stream load them ahead instead.)
+    const diskTo = this.wholeBlocks ? here : Math.min(to, here + DISK_LOAD_AHEAD_BLOCKS)
     for (let b = Math.max(here, this.diskLoadedTo); b < diskTo; b++) {
       if (!path.memory.has(blockKey(file.cacheKey, b)) && path.disk?.has(file.cacheKey, b)) void path.loadFromDisk(file, b)
     }

@@ -168,8 +168,11 @@ export class DiskBlockCache {
     return this.records.has(`${this.fileId(cacheKey)}/${block}`)
   }
 
-  /** The block's bytes, or undefined when absent, unreadable or not what was stored. */
-  async get(cacheKey: string, block: number, expectedLength: number): Promise<Buffer | undefined> {
+  /**
+   * The block's bytes, or undefined when absent, unreadable or not what was stored. `into`:
+   * a buffer of at least expectedLength to read them into (the bytes are a view of it).
+   */
+  async get(cacheKey: string, block: number, expectedLength: number, into?: Buffer): Promise<Buffer | undefined> {
     const key = `${this.fileId(cacheKey)}/${block}`
     const record = this.records.get(key)
     if (!record) return undefined
@@ -177,7 +180,7 @@ export class DiskBlockCache {
     segment.pins++
     let data: Buffer | undefined
     try {
-      data = record.length === expectedLength ? await readAt(await this.fileOf(segment), record.offset, record.length) : undefined
+      data = record.length === expectedLength ? await readAt(await this.fileOf(segment), record.offset, record.length, into) : undefined
     } catch {
       data = undefined
     } finally {
@@ -341,9 +344,9 @@ export class DiskBlockCache {
   }
 }
 
-/** `length` bytes at `offset` of the file (fewer if it ends first). */
-async function readAt(fh: FileHandle, offset: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(length)
+/** `length` bytes at `offset` of the file (fewer if it ends first), into `into` when given. */
+async function readAt(fh: FileHandle, offset: number, length: number, into?: Buffer): Promise<Buffer> {
+  const buffer = into && into.length >= length ? into : Buffer.allocUnsafe(length)
   const { bytesRead } = await fh.read(buffer, 0, length, offset)
   return buffer.subarray(0, bytesRead)
 }

@@ -7,7 +7,7 @@ import { ReadPath } from '../../src/read/content.js'
 import { DiskBlockCache, RECORD_HEADER_BYTES } from '../../src/read/disk-cache.js'
 import type { ReadOptions } from '../../src/read/options.js'
 import { MemorySource, SMALL_GRID } from './memory-source.js'
-import { toBuffer } from '../../src/read/bytes.js'
+import { copyBytes, giveBack, toBuffer, type Bytes } from '../../src/read/bytes.js'
 
 const KiB = 1024
 
@@ -64,6 +64,38 @@ describe('disk cache', () => {
     expect(second.disk!.count).toBe(75)
     expect((await readAll(second, file)).equals(data)).toBe(true)
     expect(source.bytesSent).toBe(sent)
+  })
+
+  it('whole blocks re-read from disk come in reused buffers, lent until given back: a held read keeps its bytes', async () => {
+    const source = new MemorySource()
+    const block = SMALL_GRID.blockSize!
+    const data = randomBytes(64 * block + 100)
+    const file = source.add('f', data)
+    const first = await create(source, small())
+    expect((await readAll(first, file)).equals(data)).toBe(true)
+    await first.flush()
+    source.offline = true
+    const second = await create(source, small())
+    const h = second.open(file)
+    // Block 10 is held (not given back) while the rest of the file is read and given back.
+    let held: Bytes | null = null
+    const buffers = new Set<ArrayBufferLike>()
+    for (let pos = 0; pos < data.length; pos += block) {
+      const got = await h.read(pos, block)
+      const out = Buffer.alloc(block)
+      const n = copyBytes(got, out)
+      expect(out.subarray(0, n).equals(data.subarray(pos, pos + block))).toBe(true)
+      if (pos === 10 * block) {
+        held = got
+        continue
+      }
+      if (pos > block) for (const part of got as Buffer[]) buffers.add(part.buffer)
+      giveBack(got)
+    }
+    h.close()
+    // The held read's bytes were never written over, and the other blocks shared a few buffers.
+    expect(toBuffer(held!).equals(data.subarray(10 * block, 11 * block))).toBe(true)
+    expect(buffers.size).toBeLessThanOrEqual(12)
   })
 
   it('a changed cacheKey never returns old bytes', async () => {

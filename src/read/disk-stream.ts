@@ -1,0 +1,101 @@
+// A sequential reader's whole blocks straight from the disk cache, into buffers used again
+// and again. Loading each block into a fresh 1 MiB buffer (and through the memory cache)
+// made a re-read from the disk cache spend more on the garbage collector and on faulting
+// in fresh pages than on anything else. Here a block is read into a pooled buffer that only
+// this reader holds; the bytes are lent to the read (bytes.ts: lend), and the buffer goes
+// back to the pool when the FUSE adapter has copied them out. Blocks are loaded a few ahead
+// of the reader, likewise into pooled buffers it owns. Only reads of whole blocks take this
+// way (libfuse 3 asks 1 MiB at a time, a block): a read of part of a block goes through the
+// memory cache, where the next read finds the rest.
+import type { DiskBlockCache } from './disk-cache.js'
+
+/** Free block buffers kept for the next loads; past that a returned one is left to the GC. */
+const POOL_KEEP = 32
+
+export class BlockPool {
+  private readonly free: Buffer[] = []
+
+  constructor(readonly blockSize: number) {}
+
+  take(): Buffer {
+    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.blockSize)
+  }
+
+  give(buffer: Buffer): void {
+    if (this.free.length < POOL_KEEP) this.free.push(buffer)
+  }
+}
+
+/** A loaded block: its bytes, a view of the pooled buffer they were read into. */
+export interface LoadedBlock {
+  data: Buffer
+  buffer: Buffer
+}
+
+export class DiskStream {
+  /** Blocks loaded (or being loaded) ahead of the reader, owned by it. */
+  private readonly ahead = new Map<number, Promise<LoadedBlock | undefined>>()
+
+  constructor(
+    private readonly disk: DiskBlockCache,
+    private readonly pool: BlockPool,
+    private readonly cacheKey: string,
+    /** Bytes of block `b` (the last is shorter). */
+    private readonly lengthOf: (block: number) => number,
+    /** Blocks of the file. */
+    private readonly blocks: number,
+    /** Blocks loaded ahead of the one read. */
+    private readonly depth: number,
+  ) {}
+
+  /**
+   * Blocks [first, end), each read into a pooled buffer the caller now owns (give each back
+   * with giveBack), and the next `depth` loaded ahead; undefined when one is not on disk
+   * or fails its check (what was loaded goes back to the pool).
+   */
+  async take(first: number, end: number): Promise<LoadedBlock[] | undefined> {
+    const loads: Promise<LoadedBlock | undefined>[] = []
+    for (let b = first; b < end; b++) {
+      loads.push(this.ahead.get(b) ?? this.load(b))
+      this.ahead.delete(b)
+    }
+    for (const b of this.ahead.keys()) if (b < end) this.drop(b)
+    for (let b = end; b < Math.min(this.blocks, end + this.depth); b++) {
+      if (!this.ahead.has(b) && this.disk.has(this.cacheKey, b)) this.ahead.set(b, this.load(b))
+    }
+    const got = await Promise.all(loads)
+    if (got.every((g) => g !== undefined)) return got as LoadedBlock[]
+    this.giveBack(got.filter((g): g is LoadedBlock => g !== undefined))
+    return undefined
+  }
+
+  giveBack(blocks: readonly LoadedBlock[]): void {
+    for (const b of blocks) this.pool.give(b.buffer)
+  }
+
+  /** The reader went elsewhere or closed: what was loaded ahead goes back. */
+  reset(): void {
+    for (const b of [...this.ahead.keys()]) this.drop(b)
+  }
+
+  private drop(block: number): void {
+    const load = this.ahead.get(block)
+    this.ahead.delete(block)
+    void load?.then((b) => b && this.pool.give(b.buffer))
+  }
+
+  private load(block: number): Promise<LoadedBlock | undefined> {
+    const buffer = this.pool.take()
+    return this.disk.get(this.cacheKey, block, this.lengthOf(block), buffer).then(
+      (data) => {
+        if (data && data.buffer === buffer.buffer) return { data, buffer }
+        this.pool.give(buffer)
+        return undefined
+      },
+      () => {
+        this.pool.give(buffer)
+        return undefined
+      },
+    )
+  }
+}
