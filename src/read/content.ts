@@ -10,7 +10,7 @@ import { DiskBlockCache, MAX_WRITE_BACKLOG } from './disk-cache.js'
 import { BlockFetcher, DEMAND, MAX_UNJUDGED_PIECES, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
 import { spanAt } from '../base/chunk-grid.js'
 import { blocksOf, planFetch } from './geometry.js'
-import { bytesLength, lend, sliceParts, type Bytes } from './bytes.js'
+import { bytesLength, sliceParts, type Bytes } from './bytes.js'
 import { BlockPool, DiskStream } from './disk-stream.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
@@ -172,10 +172,10 @@ class Handle implements ContentHandle {
   private prefetchedTo = 0
   /** Likewise for blocks loaded ahead from the disk cache. */
   private diskLoadedTo = 0
-  /** Whole blocks read straight from the disk cache, made at the first such read. */
+  /** Blocks read straight from the disk cache, made at the first such read. */
   private stream: DiskStream | null = null
-  /** The last read asked whole blocks: blocks ahead are loaded by the stream, not into memory. */
-  private wholeBlocks = false
+  /** The last read came from the stream: blocks ahead are loaded by it, not into memory. */
+  private streamed = false
 
   constructor(
     private readonly path: ReadPath,
@@ -198,15 +198,16 @@ class Handle implements ContentHandle {
       this.stream?.reset()
     }
     const stop = Math.min(file.size, position + length)
-    this.wholeBlocks = position === first * blockSize && (stop === end * blockSize || stop === file.size)
-    if (sequential && this.wholeBlocks && this.onlyOnDisk(first, end)) {
+    this.streamed = false
+    if (sequential && this.onlyOnDisk(first, end)) {
       const stream = (this.stream ??= new DiskStream(this.path.disk!, this.path.pool, file.cacheKey,
-        (b) => spanAt(b, file.size, blockSize).end - b * blockSize, Math.ceil(file.size / blockSize), DISK_LOAD_AHEAD_BLOCKS))
-      const blocks = await stream.take(first, end)
-      if (blocks) {
+        (b) => spanAt(b, file.size, blockSize).end - b * blockSize, Math.ceil(file.size / blockSize), DISK_LOAD_AHEAD_BLOCKS, blockSize))
+      const lent = await stream.read(first, end, position, stop)
+      if (lent) {
+        this.streamed = true
         this.prefetch()
         this.answered = true
-        return lend(blocks.map((b) => b.data), () => stream.giveBack(blocks))
+        return lent
       }
     }
     // Concurrent reads of one handle each hold what they wait for, so a jump by one
@@ -346,8 +347,8 @@ class Handle implements ContentHandle {
     const to = Math.min(Math.ceil((this.pattern.position + ahead) / blockSize), Math.ceil(file.size / blockSize))
     if (to > this.prefetchedTo) this.prefetchedTo = to
     // Blocks only on disk are loaded a few ahead too: a re-read waited on one disk read per block.
-    // (A reader of whole blocks has its stream load them ahead instead.)
-    const diskTo = this.wholeBlocks ? here : Math.min(to, here + DISK_LOAD_AHEAD_BLOCKS)
+    // (A reader the stream serves has it load them ahead instead.)
+    const diskTo = this.streamed ? here : Math.min(to, here + DISK_LOAD_AHEAD_BLOCKS)
     for (let b = Math.max(here, this.diskLoadedTo); b < diskTo; b++) {
       if (!path.memory.has(blockKey(file.cacheKey, b)) && path.disk?.has(file.cacheKey, b)) void path.loadFromDisk(file, b)
     }

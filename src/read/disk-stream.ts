@@ -4,9 +4,10 @@
 // in fresh pages than on anything else. Here a block is read into a pooled buffer that only
 // this reader holds; the bytes are lent to the read (bytes.ts: lend), and the buffer goes
 // back to the pool when the FUSE adapter has copied them out. Blocks are loaded a few ahead
-// of the reader, likewise into pooled buffers it owns. Only reads of whole blocks take this
-// way (libfuse 3 asks 1 MiB at a time, a block): a read of part of a block goes through the
-// memory cache, where the next read finds the rest.
+// of the reader, likewise into pooled buffers it owns. A read of whole blocks (libfuse 3 asks
+// 1 MiB, a block) gets them as they are; reads of parts of one block (libfuse 2 asks 128 KiB)
+// share it, held until the reader has moved past it and every part lent has come back.
+import { lend } from './bytes.js'
 import type { DiskBlockCache } from './disk-cache.js'
 
 /** Free block buffers kept for the next loads; past that a returned one is left to the GC. */
@@ -32,9 +33,18 @@ export interface LoadedBlock {
   buffer: Buffer
 }
 
+/** The block parts of it are lent from: back to the pool once retired and every part is back. */
+interface HeldBlock {
+  block: number
+  loaded: LoadedBlock
+  lends: number
+  retired: boolean
+}
+
 export class DiskStream {
   /** Blocks loaded (or being loaded) ahead of the reader, owned by it. */
   private readonly ahead = new Map<number, Promise<LoadedBlock | undefined>>()
+  private held: HeldBlock | null = null
 
   constructor(
     private readonly disk: DiskBlockCache,
@@ -46,14 +56,59 @@ export class DiskStream {
     private readonly blocks: number,
     /** Blocks loaded ahead of the one read. */
     private readonly depth: number,
+    private readonly blockSize: number,
   ) {}
+
+  /**
+   * Bytes [from, to) of blocks [first, end), lent (bytes.ts): whole blocks, or a part of one
+   * block. Undefined when that is not how they are asked, or a block is not on disk.
+   */
+  async read(first: number, end: number, from: number, to: number): Promise<Buffer[] | undefined> {
+    const base = first * this.blockSize
+    if (from === base && to === base + this.span(first, end)) {
+      const blocks = await this.take(first, end)
+      return blocks && lend(blocks.map((b) => b.data), () => this.giveBack(blocks))
+    }
+    if (end - first !== 1) return undefined
+    if (this.held?.block !== first) {
+      const blocks = await this.take(first, end)
+      if (!blocks) return undefined
+      // Another read of this block may have taken it while this one waited: one is held.
+      if (this.held?.block === first) this.giveBack(blocks)
+      else {
+        this.retire()
+        this.held = { block: first, loaded: blocks[0]!, lends: 0, retired: false }
+      }
+    }
+    const held = this.held!
+    held.lends++
+    return lend([held.loaded.data.subarray(from - base, to - base)], () => {
+      held.lends--
+      if (held.retired && held.lends === 0) this.pool.give(held.loaded.buffer)
+    })
+  }
+
+  /** Bytes of blocks [first, end). */
+  private span(first: number, end: number): number {
+    let n = 0
+    for (let b = first; b < end; b++) n += this.lengthOf(b)
+    return n
+  }
+
+  private retire(): void {
+    const held = this.held
+    if (!held) return
+    this.held = null
+    held.retired = true
+    if (held.lends === 0) this.pool.give(held.loaded.buffer)
+  }
 
   /**
    * Blocks [first, end), each read into a pooled buffer the caller now owns (give each back
    * with giveBack), and the next `depth` loaded ahead; undefined when one is not on disk
    * or fails its check (what was loaded goes back to the pool).
    */
-  async take(first: number, end: number): Promise<LoadedBlock[] | undefined> {
+  private async take(first: number, end: number): Promise<LoadedBlock[] | undefined> {
     const loads: Promise<LoadedBlock | undefined>[] = []
     for (let b = first; b < end; b++) {
       loads.push(this.ahead.get(b) ?? this.load(b))
@@ -69,13 +124,14 @@ export class DiskStream {
     return undefined
   }
 
-  giveBack(blocks: readonly LoadedBlock[]): void {
+  private giveBack(blocks: readonly LoadedBlock[]): void {
     for (const b of blocks) this.pool.give(b.buffer)
   }
 
   /** The reader went elsewhere or closed: what was loaded ahead goes back. */
   reset(): void {
     for (const b of [...this.ahead.keys()]) this.drop(b)
+    this.retire()
   }
 
   private drop(block: number): void {
