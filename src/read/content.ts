@@ -11,7 +11,7 @@ import { BlockFetcher, DEMAND, MAX_UNJUDGED_PIECES, PREFETCH, type Fetch, type F
 import { spanAt } from '../base/chunk-grid.js'
 import { blocksOf, planFetch } from './geometry.js'
 import { bytesLength, sliceParts, type Bytes } from './bytes.js'
-import { BlockPool, DiskStream } from './disk-stream.js'
+import { BlockPool, DiskStream, POOL_KEEP } from './disk-stream.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
 import { STAGING_BUFFERS } from './piece-hash.js'
@@ -382,13 +382,13 @@ class Handle implements ContentHandle {
  * Bytes the memory block cache may hold: memoryCacheBytes is what the read path's buffers
  * may take in all, and besides the cached blocks there are, per fetch in flight, the
  * pieces received and not yet judged, the one being received and a piece of slack for
- * what the connection buffers ahead; the pieces being hashed (their staging buffers); and blocks evicted before the disk
- * cache has written them. Without taking those out, the process grew ~170 MiB past a
+ * what the connection buffers ahead; the pieces being hashed (their staging buffers); blocks evicted before the disk
+ * cache has written them; and the pooled buffers of re-reads from the disk cache. Without taking those out, the process grew ~170 MiB past a
  * 512 MiB budget on a cold read. At least a sixteenth of the budget stays for blocks.
  */
 function blockCacheBytes(o: ReadOptions, diskCache: boolean): number {
   const perFetch = MAX_UNJUDGED_PIECES + 2
-  const reserved = (o.maxConcurrentFetches * perFetch + STAGING_BUFFERS) * o.pieceSize + (diskCache ? MAX_WRITE_BACKLOG : 0)
+  const reserved = (o.maxConcurrentFetches * perFetch + STAGING_BUFFERS) * o.pieceSize + (diskCache ? MAX_WRITE_BACKLOG + POOL_KEEP * o.blockSize : 0)
   return Math.max(Math.floor(o.memoryCacheBytes / 16), o.memoryCacheBytes - reserved)
 }
 

@@ -10,8 +10,11 @@
 import { lend } from './bytes.js'
 import type { DiskBlockCache } from './disk-cache.js'
 
-/** Free block buffers kept for the next loads; past that a returned one is left to the GC. */
-const POOL_KEEP = 32
+/**
+ * Free block buffers kept for the next loads; past that a returned one is left to the GC. The
+ * memory budget sets them aside (content.ts, blockCacheBytes).
+ */
+export const POOL_KEEP = 32
 
 export class BlockPool {
   private readonly free: Buffer[] = []
