@@ -14,6 +14,8 @@ export interface OpenFile {
   wrote: boolean
   /** Opened for writing: a mark on disk says so until release. */
   marked: boolean
+  /** Released: its mark is gone from disk, though the handle is still being let go of. */
+  unmarked?: boolean
 }
 
 export class OpenFiles {
@@ -37,11 +39,24 @@ export class OpenFiles {
     return f
   }
 
+  /**
+   * Every writer has closed the file (release): its mark goes now, before the release's
+   * sync. The writer was told its copy succeeded before release came; a process killed
+   * during that sync leaves the bytes whole in the page cache, and must not hold them as
+   * cut off.
+   */
+  async released(fh: number): Promise<void> {
+    const f = this.files.get(fh)
+    if (!f || !markedOnDisk(f)) return
+    f.unmarked = true
+    await this.marks.clear(fh)
+  }
+
   /** Forgets the handle (the caller closes it). */
   async remove(fh: number): Promise<OpenFile | undefined> {
     const f = this.files.get(fh)
     this.files.delete(fh)
-    if (f?.marked) await this.marks.clear(fh)
+    if (f && markedOnDisk(f)) await this.marks.clear(fh)
     return f
   }
 
@@ -71,10 +86,10 @@ export class OpenFiles {
       if (f.path === null) continue
       if (isWithin(f.path, from)) {
         f.path = to + f.path.slice(from.length)
-        if (f.marked) await this.marks.set(fh, f.path)
+        if (markedOnDisk(f)) await this.marks.set(fh, f.path)
       } else if (f.path === to) {
         f.path = null // the file that was replaced
-        if (f.marked) await this.marks.clear(fh)
+        if (markedOnDisk(f)) await this.marks.clear(fh)
       }
     }
   }
@@ -83,7 +98,7 @@ export class OpenFiles {
     for (const [fh, f] of this.files) {
       if (f.path !== p) continue
       f.path = null
-      if (f.marked) await this.marks.clear(fh)
+      if (markedOnDisk(f)) await this.marks.clear(fh)
     }
   }
 
@@ -94,3 +109,5 @@ export class OpenFiles {
     return all
   }
 }
+
+const markedOnDisk = (f: OpenFile): boolean => f.marked && f.unmarked !== true

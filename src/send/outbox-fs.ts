@@ -26,7 +26,13 @@ import type { OutboxTree } from './tree.js'
 
 const ONE_ID = 0xffffffff // chown's "leave unchanged" (-1 as unsigned)
 /** A time the disk keeps in ns, as the seconds utimes takes. */
-const nsTime = (ns: bigint): number => Number(ns) / 1e9
+/**
+ * The millisecond the mount shows of a time on disk: Node's Stats round to the nearest. A
+ * time left out is set again to exactly that: handing back the disk's own nanoseconds lost
+ * up to a microsecond each time (Node passes seconds as a double, libuv cuts them to whole
+ * microseconds), and over a few changes of the other time it showed a millisecond less.
+ */
+const shownMs = (ns: bigint): number => Number((ns + 500_000n) / 1_000_000n)
 
 export class OutboxFs {
   private closed = false
@@ -275,6 +281,7 @@ export class OutboxFs {
         return
       }
       try {
+        await this.handles.released(fh)
         // Release is asynchronous to the caller: a sync here costs nobody a wait, and
         // makes the bytes safe from power loss before the entry can settle.
         if (f.wrote) await this.writing(f.path, () => f.handle.sync()).catch(() => undefined)
@@ -430,10 +437,12 @@ export class OutboxFs {
   utimens(p: string, atime: Date | null, mtime: Date | null): Promise<void> {
     return this.run(async () => {
       const real = this.real(p)
-      // A time left out keeps its value: the disk's own, to the ns it keeps.
+      // A time left out keeps the millisecond the mount shows of it.
       const kept = atime && mtime ? null : await disk.lstat(real, { bigint: true })
+      const a = atime?.getTime() ?? shownMs(kept!.atimeNs)
+      const m = mtime?.getTime() ?? shownMs(kept!.mtimeNs)
       // lutimes: never follow a stored link out of the staging folder.
-      await disk.lutimes(real, atime ?? nsTime(kept!.atimeNs), mtime ?? nsTime(kept!.mtimeNs))
+      await disk.lutimes(real, a / 1000, m / 1000)
       this.touchPath(p, false)
     })
   }

@@ -4,6 +4,8 @@
 // after every step with a small reference model of the outbox (bytes, modes, times) and of
 // what must have been sent. Shrunk failures are kept below as named regression tests.
 import { constants as C } from 'node:fs'
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
 import fc from 'fast-check'
 import type { SendOptions } from '../../src/send/options.js'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -659,6 +661,23 @@ describe('model regressions (shrunk counterexamples)', () => {
 
   it('an entry completed just before a crash leaves the outbox after restart without another call (seed -2094957327)', async () => {
     await runSequence([new WriteCmd('/a.txt', 0, Buffer.alloc(0)), new CrashMidSendCmd(2, 'late'), new CrashMidSendCmd(0, 'before')])
+  })
+
+  it('a time left out keeps the millisecond it shows, even one the disk holds at its half (found by the model)', async () => {
+    const h = await Harness.create()
+    try {
+      const fh = await h.fs.create('/f', 0o644)
+      await h.fs.release('/f', fh)
+      // A time the disk holds at 656.5 ms, as a write's "now" may leave it: shown as 657.
+      await fsp.utimes(path.join(h.dataDir, 'outbox', 'f'), 1795647611.6565, 1795647611.6565)
+      const shown = (await h.fs.getattr('/f')).atime.getTime()
+      for (let i = 0; i < 5; i++) {
+        await h.fs.utimens('/f', null, new Date(1338648685416 + i))
+        expect((await h.fs.getattr('/f')).atime.getTime()).toBe(shown)
+      }
+    } finally {
+      await h.cleanup()
+    }
   })
 
   it('a refused folder renamed, then changed, is sent once with all its files (found by mutating the resume check)', async () => {

@@ -2,6 +2,8 @@ import { mkdtemp, readdir, rm, writeFile, appendFile, stat } from 'node:fs/promi
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { FileHandle } from 'node:fs/promises'
+import { OpenFiles } from '../../src/send/handles.js'
 import { WriterMarks } from '../../src/send/writers.js'
 
 let dir = ''
@@ -34,6 +36,21 @@ describe('writer marks (one log per run)', () => {
     await c.remove(['/Album 2024/1.jpg', '/old.bin'])
     expect(await new WriterMarks(dir).init()).toEqual([])
     expect(await readdir(dir)).toEqual([])
+  })
+
+  it('a released handle leaves no mark though the run dies before letting go of it (release syncs first), renamed or not', async () => {
+    dir = path.join(await mkdtemp(path.join(os.tmpdir(), 'marks-')), 'writing')
+    const marks = new WriterMarks(dir)
+    await marks.init()
+    const files = new OpenFiles(marks)
+    const handle = {} as FileHandle
+    const done = await files.add({ path: '/done.bin', handle, wrote: true, marked: true })
+    await files.add({ path: '/open.bin', handle, wrote: true, marked: true })
+    await files.released(done)
+    // Renamed while the release's sync runs: its mark does not come back.
+    await files.renamed('/done.bin', '/done 2.bin')
+    // The process dies here: neither handle was removed.
+    expect(await new WriterMarks(dir).init()).toEqual(['/open.bin'])
   })
 
   it('a long log is emptied once no handle is open, and marks set after that still count', async () => {
