@@ -200,8 +200,7 @@ class Handle implements ContentHandle {
     const stop = Math.min(file.size, position + length)
     this.streamed = false
     if (sequential && this.onlyOnDisk(first, end)) {
-      const stream = (this.stream ??= new DiskStream(this.path.disk!, this.path.pool, file.cacheKey,
-        (b) => spanAt(b, file.size, blockSize).end - b * blockSize, Math.ceil(file.size / blockSize), DISK_LOAD_AHEAD_BLOCKS, blockSize))
+      const stream = (this.stream ??= new DiskStream(this.path.disk!, this.path.pool, file.cacheKey, file.size, blockSize, DISK_LOAD_AHEAD_BLOCKS))
       const lent = await stream.read(first, end, position, stop)
       if (lent) {
         this.streamed = true

@@ -7,6 +7,7 @@
 // of the reader, likewise into pooled buffers it owns. A read of whole blocks (libfuse 3 asks
 // 1 MiB, a block) gets them as they are; reads of parts of one block (libfuse 2 asks 128 KiB)
 // share it, held until the reader has moved past it and every part lent has come back.
+import { spanAt } from '../base/chunk-grid.js'
 import { lend } from './bytes.js'
 import type { DiskBlockCache } from './disk-cache.js'
 
@@ -53,13 +54,10 @@ export class DiskStream {
     private readonly disk: DiskBlockCache,
     private readonly pool: BlockPool,
     private readonly cacheKey: string,
-    /** Bytes of block `b` (the last is shorter). */
-    private readonly lengthOf: (block: number) => number,
-    /** Blocks of the file. */
-    private readonly blocks: number,
+    private readonly fileSize: number,
+    private readonly blockSize: number,
     /** Blocks loaded ahead of the one read. */
     private readonly depth: number,
-    private readonly blockSize: number,
   ) {}
 
   /**
@@ -68,7 +66,7 @@ export class DiskStream {
    */
   async read(first: number, end: number, from: number, to: number): Promise<Buffer[] | undefined> {
     const base = first * this.blockSize
-    if (from === base && to === base + this.span(first, end)) {
+    if (from === base && to === Math.min(this.fileSize, end * this.blockSize)) {
       const blocks = await this.take(first, end)
       return blocks && lend(blocks.map((b) => b.data), () => this.giveBack(blocks))
     }
@@ -91,13 +89,6 @@ export class DiskStream {
     })
   }
 
-  /** Bytes of blocks [first, end). */
-  private span(first: number, end: number): number {
-    let n = 0
-    for (let b = first; b < end; b++) n += this.lengthOf(b)
-    return n
-  }
-
   private retire(): void {
     const held = this.held
     if (!held) return
@@ -118,7 +109,8 @@ export class DiskStream {
       this.ahead.delete(b)
     }
     for (const b of this.ahead.keys()) if (b < end) this.drop(b)
-    for (let b = end; b < Math.min(this.blocks, end + this.depth); b++) {
+    const blocks = Math.ceil(this.fileSize / this.blockSize)
+    for (let b = end; b < Math.min(blocks, end + this.depth); b++) {
       if (!this.ahead.has(b) && this.disk.has(this.cacheKey, b)) this.ahead.set(b, this.load(b))
     }
     const got = await Promise.all(loads)
@@ -145,7 +137,8 @@ export class DiskStream {
 
   private load(block: number): Promise<LoadedBlock | undefined> {
     const buffer = this.pool.take()
-    return this.disk.get(this.cacheKey, block, this.lengthOf(block), buffer).then(
+    const span = spanAt(block, this.fileSize, this.blockSize)
+    return this.disk.get(this.cacheKey, block, span.end - span.start, buffer).then(
       (data) => {
         if (data && data.buffer === buffer.buffer) return { data, buffer }
         this.pool.give(buffer)
