@@ -3,6 +3,7 @@
 // GetRangeHash, and a file's thumbnail. URLs are used as the service returned them; the range-hash host is the
 // download URL's.
 import { createHash } from 'node:crypto'
+import { bodyBatches } from './body-batches.js'
 import { IntegrityError, NetworkError, ServiceError } from './errors.js'
 import { statusError } from './envelope.js'
 import { headerValue, redactUrl, toNetworkError } from './http.js'
@@ -11,6 +12,9 @@ import type { DownloadOptions, RetryOptions } from './options.js'
 import { buildQuery, FILE_SERVER_PATH, HEADER, RANGE_HASH_QUERY, STATUS } from './protocol.js'
 import { classify } from './failure.js'
 import { backoffDelay, sleep, withRetry } from './retry.js'
+
+/** Bytes a body may hold unread before it is paused (the socket's flow control then slows the sender). */
+const STREAM_HIGH_WATER_BYTES = 1024 * 1024
 
 export interface SignalOption {
   signal?: AbortSignal
@@ -134,9 +138,11 @@ export class DownloadApi {
       }
       const hash = expected && !digest ? createHash('md5') : null
       const parts: Buffer[] = []
-      for await (const part of this.streamRangeOnce(downloadUrl, start, end, signal)) {
-        hash?.update(part)
-        parts.push(part)
+      for await (const batch of this.streamRangeOnce(downloadUrl, start, end, signal)) {
+        for (const part of batch) {
+          hash?.update(part)
+          parts.push(part)
+        }
       }
       if (expected) {
         const actual = hash ? hash.digest('hex') : await digest!(parts)
@@ -227,16 +233,17 @@ export class DownloadApi {
   }
 
   /**
-   * One try of bytes [start, end) as pieces in order, as they arrive (the read path's own
-   * fetch-and-verify loop retries). A body that ends early throws NetworkError SHORT_BODY.
+   * One try of bytes [start, end) in order, as batches of the pieces that arrived together
+   * (body-batches.ts; the read path's own fetch-and-verify loop retries). A body that ends
+   * early throws NetworkError SHORT_BODY.
    */
-  async *streamRangeOnce(downloadUrl: string, start: number, end: number, signal?: AbortSignal): AsyncGenerator<Buffer> {
+  async *streamRangeOnce(downloadUrl: string, start: number, end: number, signal?: AbortSignal): AsyncGenerator<Buffer[]> {
     checkRange(start, end)
     const url = new URL(downloadUrl)
     let position = start
-    for await (const part of this.openStream(url, start, end, signal)) {
-      position += part.length
-      yield part
+    for await (const batch of this.openStream(url, start, end, signal)) {
+      for (const part of batch) position += part.length
+      yield batch
     }
     if (position < end) throw new NetworkError(`${redactUrl(url)} ended the body early`, 'SHORT_BODY')
   }
@@ -245,7 +252,7 @@ export class DownloadApi {
    * One request for [start, end) (or the whole body when `end` is null and start is 0),
    * its pieces cut to the range; `onLength` learns the body's length when it was unknown.
    */
-  private async *openStream(url: URL, start: number, end: number | null, signal?: AbortSignal, onLength?: (n: number) => void): AsyncGenerator<Buffer> {
+  private async *openStream(url: URL, start: number, end: number | null, signal?: AbortSignal, onLength?: (n: number) => void): AsyncGenerator<Buffer[]> {
     const ranged = end !== null
     const req = { url, method: 'GET' as const, headers: this.headers(ranged ? { start, end } : undefined), signal }
     try {
@@ -259,13 +266,16 @@ export class DownloadApi {
       }
       let position = start
       try {
-        for await (const piece of res.body as AsyncIterable<Buffer>) {
-          const room = end === null ? piece.length : end - position
-          const part = piece.length > room ? piece.subarray(0, room) : piece
-          if (part.length) {
+        for await (const batch of bodyBatches(res.body, STREAM_HIGH_WATER_BYTES)) {
+          const parts: Buffer[] = []
+          for (const piece of batch) {
+            const room = end === null ? piece.length : end - position
+            if (room <= 0) break
+            const part = piece.length > room ? piece.subarray(0, room) : piece
             position += part.length
-            yield part
+            if (part.length) parts.push(part)
           }
+          if (parts.length) yield parts
           if (end !== null && position >= end) break
         }
       } finally {
@@ -287,9 +297,11 @@ export class DownloadApi {
       try {
         // Without a length a broken whole-body stream could not be resumed with a `bytes=a-b` range.
         const whole = position === 0 && knownEnd === null
-        for await (const part of this.openStream(url, position, whole ? null : end, signal, (n) => { end = n })) {
-          position += part.length
-          yield part
+        for await (const batch of this.openStream(url, position, whole ? null : end, signal, (n) => { end = n })) {
+          for (const part of batch) {
+            position += part.length
+            yield part
+          }
         }
         if (end === null) return
         if (position < end) throw new NetworkError(`${redactUrl(url)} ended the body early`, 'SHORT_BODY')

@@ -10,11 +10,11 @@ import { DiskBlockCache, MAX_WRITE_BACKLOG } from './disk-cache.js'
 import { BlockFetcher, DEMAND, MAX_UNJUDGED_PIECES, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
 import { spanAt } from '../base/chunk-grid.js'
 import { blocksOf, planFetch } from './geometry.js'
-import { bytesLength, sliceParts, type Bytes } from './bytes.js'
+import { BlockBuffers } from './block-buffers.js'
+import { bytesLength, lend, sliceParts, type Bytes } from './bytes.js'
 import { BlockPool, DiskStream, POOL_KEEP } from './disk-stream.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
-import { STAGING_BUFFERS } from './piece-hash.js'
 import type { ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
 
 /** Where the read path says that reads meet trouble (the mount's log); never given secrets. */
@@ -46,6 +46,8 @@ export class ReadPath implements FileContent {
   readonly streaming = new Set<Handle>()
   /** Block buffers of whole-block reads from the disk cache (disk-stream.ts). */
   readonly pool: BlockPool
+  /** The buffers fetched blocks are received into and kept in (block-buffers.ts). */
+  readonly buffers: BlockBuffers
 
   private constructor(
     readonly source: RangeSource,
@@ -56,12 +58,14 @@ export class ReadPath implements FileContent {
     const cacheBytes = blockCacheBytes(options, disk !== null)
     // Prefetching further than half the block cache would evict what it fetched before it is read.
     this.options = { ...options, prefetchBytes: Math.min(options.prefetchBytes, Math.floor(cacheBytes / 2)) }
-    this.memory = new MemoryBlockCache(cacheBytes)
+    this.buffers = new BlockBuffers(options.blockSize, FREE_BUFFERS_KEPT)
+    this.memory = new MemoryBlockCache(cacheBytes, this.buffers)
     this.pool = new BlockPool(options.blockSize)
-    this.fetcher = new BlockFetcher(source, options, (file, block, data) => {
+    this.fetcher = new BlockFetcher(source, options, (file, block, data, crc) => {
       this.memory.set(blockKey(file.cacheKey, block), data)
-      void this.disk?.put(file.cacheKey, block, data)
-    }, log ? troubleLog(log, options.deadlineMs) : {})
+      // Held until written, so its buffer is not used again under the write.
+      if (this.disk && this.buffers.hold(data)) void this.disk.put(file.cacheKey, block, data, crc).finally(() => this.buffers.release(data))
+    }, this.buffers, log ? troubleLog(log, options.deadlineMs) : {})
   }
 
   /** Reads that are retrying now, and why. */
@@ -146,6 +150,9 @@ export class ReadPath implements FileContent {
   }
 }
 
+/** Free fetch buffers kept for the next fetches (the memory budget sets them aside: blockCacheBytes). */
+const FREE_BUFFERS_KEPT = 32
+
 /** Blocks of the disk cache a sequential reader has loaded into memory ahead of it. */
 const DISK_LOAD_AHEAD_BLOCKS = 8
 
@@ -229,9 +236,11 @@ class Handle implements ContentHandle {
         const span = alignedSpan(position, stop, file.size, this.path.options.randomReadAlign)
         work = this.path.fetcher.verifiedSpan(file, span, gone.signal).then((parts) => sliceParts(parts, position - span.start, stop - span.start))
       } else {
-        const parts = this.obtain(first, end, token, touched, !sequential)
+        const held = this.held(first, end, token, touched, !sequential)
         if (sequential) this.prefetch()
-        work = Promise.all(parts).then((blocks) => assemble(blocks, first * blockSize, position, stop))
+        work = held.then((blocks) => lend(assemble(blocks, first * blockSize, position, stop), () => {
+          for (const b of blocks) this.path.buffers.release(b)
+        }))
       }
       if (reach) {
         // The service found unreachable while this cold read waits: it fails now, not at its deadline.
@@ -278,6 +287,33 @@ class Handle implements ContentHandle {
     this.path.streaming.delete(this)
     this.stream?.reset()
     this.letGo(() => true)
+  }
+
+  /**
+   * Blocks [first, end), each held for this read (block-buffers.ts) as its promise settles.
+   * A block that left every holder before this read could hold it is asked again (rare: it
+   * was evicted between being found and being held).
+   */
+  private async held(first: number, end: number, token: ReadToken, touched: Set<Fetch>, touch: boolean): Promise<Block[]> {
+    const { buffers } = this.path
+    for (;;) {
+      const holds: Block[] = []
+      let over = false
+      let gone = false
+      const parts = this.obtain(first, end, token, touched, touch).map((p) => p.then((block) => {
+        if (over) return block
+        if (buffers.hold(block)) holds.push(block)
+        else gone = true
+        return block
+      }))
+      try {
+        const blocks = await Promise.all(parts)
+        if (!gone) return blocks
+      } finally {
+        over = true
+        if (gone || holds.length !== end - first) for (const b of holds) buffers.release(b)
+      }
+    }
   }
 
   /** One promise per block of [first, end), starting fetches for what nobody has. */
@@ -381,13 +417,13 @@ class Handle implements ContentHandle {
  * Bytes the memory block cache may hold: memoryCacheBytes is what the read path's buffers
  * may take in all, and besides the cached blocks there are, per fetch in flight, the
  * pieces received and not yet judged, the one being received and a piece of slack for
- * what the connection buffers ahead; the pieces being hashed (their staging buffers); blocks evicted before the disk
+ * what the connection buffers ahead; the free fetch buffers kept for the next pieces; blocks evicted before the disk
  * cache has written them; and the pooled buffers of re-reads from the disk cache. Without taking those out, the process grew ~170 MiB past a
  * 512 MiB budget on a cold read. At least a sixteenth of the budget stays for blocks.
  */
 function blockCacheBytes(o: ReadOptions, diskCache: boolean): number {
   const perFetch = MAX_UNJUDGED_PIECES + 2
-  const reserved = (o.maxConcurrentFetches * perFetch + STAGING_BUFFERS) * o.pieceSize + (diskCache ? MAX_WRITE_BACKLOG + POOL_KEEP * o.blockSize : 0)
+  const reserved = o.maxConcurrentFetches * perFetch * o.pieceSize + FREE_BUFFERS_KEPT * o.blockSize + (diskCache ? MAX_WRITE_BACKLOG + POOL_KEEP * o.blockSize : 0)
   return Math.max(Math.floor(o.memoryCacheBytes / 16), o.memoryCacheBytes - reserved)
 }
 

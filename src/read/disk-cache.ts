@@ -209,8 +209,9 @@ export class DiskBlockCache {
   /**
    * Stores a verified block in the background. The returned promise is only for tests
    * and shutdown; a failure (disk full, folder gone) just leaves the block uncached.
+   * `knownCrc`: the bytes' CRC-32 when the caller has it already (worked out while hashing).
    */
-  put(cacheKey: string, block: number, parts: Block): Promise<void> {
+  put(cacheKey: string, block: number, parts: Block, knownCrc?: number): Promise<void> {
     const fileId = this.fileId(cacheKey)
     const key = `${fileId}/${block}`
     const length = bytesLength(parts)
@@ -251,8 +252,8 @@ export class DiskBlockCache {
         try {
           // The bytes evicted for this record leave the disk before it lands.
           await Promise.all([segment.ready, ...unlinks, ...this.unlinking])
-          let crc = 0
-          for (const p of parts) crc = crc32(p, crc)
+          let crc = knownCrc ?? 0
+          if (knownCrc === undefined) for (const p of parts) crc = crc32(p, crc)
           crc >>>= 0
           const header = Buffer.allocUnsafe(RECORD_HEADER_BYTES)
           header.writeUInt32BE(block >>> 0, 0)

@@ -15,7 +15,8 @@ import type { RetryOptions } from '../api/options.js'
 import { abortable, asNetworkError, contiguousRuns, gaveUp, type Trouble } from './fetch-util.js'
 import { spanAt, spansWithin, type Span } from '../base/chunk-grid.js'
 import { blockKey, type Block } from './memory-cache.js'
-import { pieceHashers, type PieceHashers, type PieceHash } from './piece-hash.js'
+import { pieceSums, warmPieceHashers, type PieceSums } from './piece-hash.js'
+import type { BlockBuffers, PooledBuffer } from './block-buffers.js'
 import { RangeHashes } from './range-hashes.js'
 import { readSpan } from './span-read.js'
 import type { ReadOptions } from './options.js'
@@ -41,8 +42,8 @@ export interface FetchEvents {
   failed?(fetch: Fetch, error: unknown): void
 }
 
-/** Where verified blocks go (the caches), called before any waiter is resolved. */
-export type VerifiedSink = (file: RemoteFile, block: number, data: Block) => void
+/** Where verified blocks go (the caches), called before any waiter is resolved; `crc`: the block's CRC-32. */
+export type VerifiedSink = (file: RemoteFile, block: number, data: Block, crc: number) => void
 
 interface PendingBlock {
   promise: Promise<Block>
@@ -56,6 +57,13 @@ interface PieceState {
   done: boolean
   /** Why the last try of this piece did not verify it. */
   failure: Error | null
+}
+
+/** The piece a run is receiving: its hash so far, its blocks' buffers, its bytes in. */
+interface OpenPiece {
+  state: PieceState
+  buffers: PooledBuffer[]
+  filled: number
 }
 
 let nextFetchId = 0
@@ -111,7 +119,6 @@ export class BlockFetcher {
   private prefetches = 0
   private readonly prefetchSlots: number
   private readonly hashes: RangeHashes
-  private readonly hashers: PieceHashers
   readonly stats: FetchStats = { fetches: 0, spans: 0, bytesReceived: 0, mismatches: 0, retries: 0 }
 
   /** Fetches retrying now (for the status). */
@@ -122,13 +129,15 @@ export class BlockFetcher {
     private readonly source: RangeSource,
     private readonly settings: Settings,
     private readonly sink: VerifiedSink,
+    /** Where fetched blocks are put as they arrive. */
+    private readonly buffers: BlockBuffers,
     private readonly events: FetchEvents = {},
   ) {
     this.policy = { maxTries: Infinity, baseDelayMs: settings.retryBaseDelayMs, maxDelayMs: settings.retryMaxDelayMs, deadlineMs: settings.deadlineMs }
     this.queue = new PQueue({ concurrency: settings.maxConcurrentFetches })
     this.prefetchSlots = Math.max(1, settings.maxConcurrentFetches - 1)
     this.hashes = new RangeHashes(source, settings, this.policy)
-    this.hashers = pieceHashers(settings.pieceSize)
+    warmPieceHashers()
   }
 
   /** True when the block is being fetched. */
@@ -251,9 +260,9 @@ export class BlockFetcher {
     this.events.retrying?.(fetch, e.error)
   }
 
-  private deliver(file: RemoteFile, block: number, data: Block): void {
+  private deliver(file: RemoteFile, block: number, data: Block, crc: number): void {
     const key = blockKey(file.cacheKey, block)
-    this.sink(file, block, data)
+    this.sink(file, block, data, crc)
     const p = this.pending.get(key)
     this.pending.delete(key)
     p?.resolve(data)
@@ -320,55 +329,56 @@ export class BlockFetcher {
     }
     const runStart = run[0]!.span.start
     const runEnd = run[run.length - 1]!.span.end
+    let at = runStart
     const verifications: Promise<void>[] = []
     const unjudged = new Set<Promise<void>>()
     let index = 0
-    let piece: { state: PieceState; hash: PieceHash; blocks: Buffer[][]; filled: number } | null = null
-    const open = (state: PieceState) => {
-      const blocks: Buffer[][] = []
-      for (let at = state.span.start; at < state.span.end; at += blockSize) blocks.push([])
-      return { state, hash: this.hashers.open(state.span.end - state.span.start), blocks, filled: 0 }
+    let piece: OpenPiece | null = null
+    const open = (state: PieceState): OpenPiece => {
+      const buffers: PooledBuffer[] = []
+      for (let at = state.span.start; at < state.span.end; at += blockSize) buffers.push(this.buffers.take())
+      return { state, buffers, filled: 0 }
+    }
+    /** Takes one network buffer of the run: into its piece's hash and blocks; a complete piece goes to be judged. */
+    const receive = (received: Buffer): void => {
+      let data = received
+      this.stats.bytesReceived += data.length
+      if (at + data.length > runEnd) throw new NetworkError('range longer than asked', 'EPROTO')
+      while (data.length > 0) {
+        piece ??= open(run[index]!)
+        const span = piece.state.span
+        const take = Math.min(data.length, span.end - span.start - piece.filled)
+        let offset = piece.filled
+        let given = 0
+        while (given < take) {
+          const into = offset % blockSize
+          const n = Math.min(take - given, blockSize - into)
+          data.copy(piece.buffers[Math.floor(offset / blockSize)]!.memory, into, given, given + n)
+          given += n
+          offset += n
+        }
+        piece.filled += take
+        at += take
+        data = data.subarray(take)
+        if (piece.filled === span.end - span.start) {
+          const verification = this.verify(fetch, piece.state, piece.buffers, signal)
+          verifications.push(verification)
+          unjudged.add(verification)
+          const judged = () => void unjudged.delete(verification)
+          verification.then(judged, judged)
+          piece = null
+          index++
+        }
+      }
     }
     arm()
     const iterator = this.source.streamRange(file, runStart, runEnd, signal)[Symbol.asyncIterator]()
     try {
-      let at = runStart
       while (at < runEnd) {
         const next = await abortable(iterator.next(), signal)
         arm()
         if (next.done) throw new NetworkError(`range ended at ${at} of ${runEnd}`, 'ECONNRESET')
-        let data: Buffer = next.value
-        this.stats.bytesReceived += data.length
-        if (at + data.length > runEnd) throw new NetworkError('range longer than asked', 'EPROTO')
-        while (data.length > 0) {
-          piece ??= open(run[index]!)
-          const span = piece.state.span
-          const take = Math.min(data.length, span.end - span.start - piece.filled)
-          const part = data.subarray(0, take)
-          piece.hash.update(part)
-          // The network buffer is kept as it is, cut only where a block ends.
-          let offset = piece.filled
-          let given = 0
-          while (given < take) {
-            const into = offset % blockSize
-            const n = Math.min(take - given, blockSize - into)
-            piece.blocks[Math.floor(offset / blockSize)]!.push(part.subarray(given, given + n))
-            given += n
-            offset += n
-          }
-          piece.filled += take
-          at += take
-          data = data.subarray(take)
-          if (piece.filled === span.end - span.start) {
-            const verification = this.verify(fetch, piece.state, piece.hash.digest(), piece.blocks, signal)
-            verifications.push(verification)
-            unjudged.add(verification)
-            const judged = () => void unjudged.delete(verification)
-            verification.then(judged, judged)
-            piece = null
-            index++
-          }
-        }
+        for (const data of next.value) receive(data)
         // Bytes received stay unverified until their range hash comes: with the service's
         // hashes running behind, a fetch streaming on would pile up tens of MiB nobody may
         // read yet. It waits instead (the socket's flow control slows the sender), which
@@ -384,35 +394,51 @@ export class BlockFetcher {
       throw e
     } finally {
       clearTimeout(timer)
-      piece?.hash.dispose()
+      // A piece cut off: its buffers go back (set by receive, which the compiler does not follow).
+      for (const b of (piece as OpenPiece | null)?.buffers ?? []) this.buffers.drop(b)
       // Pieces received before a failure are still judged; their outcome stands.
       await Promise.allSettled(verifications)
     }
   }
 
-  private async verify(fetch: Fetch, state: PieceState, digest: Promise<string>, blocks: Block[], signal: AbortSignal): Promise<void> {
+  /**
+   * Judges a received piece against its expected hash and hands its blocks on when they
+   * match. Either way the fetch's hold on the piece's buffers ends here.
+   */
+  private async verify(fetch: Fetch, state: PieceState, buffers: PooledBuffer[], signal: AbortSignal): Promise<void> {
     const { file } = fetch
+    const { blockSize } = this.settings
+    const first = Math.floor(state.span.start / blockSize)
+    const parts = buffers.map((memory, i) => ({ memory: memory.memory, length: spanAt(first + i, file.size, blockSize).end - (first + i) * blockSize }))
     let expected: string
-    let actual: string
+    let actual: PieceSums
     try {
-      ;[expected, actual] = await Promise.all([this.expectedHash(fetch, state.span), digest])
+      ;[expected, actual] = await Promise.all([this.expectedHash(fetch, state.span), pieceSums(parts)])
     } catch (e) {
       // Could not learn a hash within the deadline: the piece is tried again like any fault.
+      for (const b of buffers) this.buffers.drop(b)
       if (!signal.aborted) state.failure = asNetworkError(e)
       return
     }
-    if (expected !== actual) {
+    if (expected !== actual.md5) {
+      for (const b of buffers) this.buffers.drop(b)
       this.stats.mismatches++
       // Either side may be the damaged one: the bytes and the hash are both asked again.
       this.hashes.forget(file, state.span)
-      state.failure = new IntegrityError(`bytes ${state.span.start}-${state.span.end - 1} of ${file.fileName} do not match their hash`, expected, actual)
+      state.failure = new IntegrityError(`bytes ${state.span.start}-${state.span.end - 1} of ${file.fileName} do not match their hash`, expected, actual.md5)
       return
     }
     state.done = true
     state.failure = null
     this.extend(fetch)
-    const first = Math.floor(state.span.start / this.settings.blockSize)
-    blocks.forEach((data, i) => this.deliver(file, first + i, data))
+    const blocks = buffers.map((buffer, i) => this.buffers.seal(buffer, parts[i]!.length))
+    blocks.forEach((block, i) => this.deliver(file, first + i, block, actual.crcs[i]!))
+    // The fetch holds the blocks until the next turn of the event loop: every read waiting
+    // for one holds it as its promise settles, before that. Then the caches and those reads
+    // hold them, or nobody does and their buffers are free again.
+    setImmediate(() => {
+      for (const block of blocks) this.buffers.release(block)
+    })
   }
 
   /**

@@ -1,5 +1,6 @@
-// Verified blocks in memory, bounded in bytes. A block handed to a read stays valid after
-// eviction (the read holds its parts, which are never reused), so eviction never takes
+// Verified blocks in memory, bounded in bytes. The cache holds each block it keeps (a
+// pooled buffer is not used again while anyone holds it: block-buffers.ts) and lets go of
+// it when it goes; a read holds what it was handed on its own, so eviction never takes
 // bytes from under a reader.
 //
 // Which block goes first: blocks a sequential reader has already read, oldest first, then
@@ -12,6 +13,13 @@ import { bytesLength } from './bytes.js'
 /** A verified block: its bytes as the parts they arrived in. */
 export type Block = readonly Buffer[]
 
+/** Who keeps count of a block's holders (block-buffers.ts). */
+export interface BlockHolds {
+  /** Holds the block once more; false when it is gone (its buffer carries another block). */
+  hold(block: Block): boolean
+  release(block: Block): void
+}
+
 export class MemoryBlockCache {
   /** Blocks nobody has streamed past yet; Map order is recency (first = least recent). */
   private readonly fresh = new Map<string, Block>()
@@ -19,7 +27,10 @@ export class MemoryBlockCache {
   private readonly consumed = new Map<string, Block>()
   private size = 0
 
-  constructor(readonly maxBytes: number) {}
+  constructor(
+    readonly maxBytes: number,
+    private readonly holds: BlockHolds | null = null,
+  ) {}
 
   /**
    * `touch: true` (a random reader, who may come back) makes the block the most recently
@@ -41,6 +52,7 @@ export class MemoryBlockCache {
     // A block larger than the whole budget is not kept.
     if (length > this.maxBytes) return
     this.remove(key)
+    if (this.holds && !this.holds.hold(block)) return
     this.fresh.set(key, block)
     this.size += length
     while (this.size > this.maxBytes) {
@@ -62,7 +74,9 @@ export class MemoryBlockCache {
 
   private remove(key: string): void {
     const block = this.take(key)
-    if (block !== undefined) this.size -= bytesLength(block)
+    if (block === undefined) return
+    this.size -= bytesLength(block)
+    this.holds?.release(block)
   }
 
   get bytes(): number {

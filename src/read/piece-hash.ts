@@ -1,111 +1,60 @@
-// The MD5 of a piece as its bytes stream in, worked out off the main thread where it can
-// be. MD5 is synchronous and was the largest single cost of the mount's main thread on a
-// cold read (one update per network buffer, ~1.5 CPU-s per GiB), while that thread also
-// has to feed FUSE and the sockets. Each piece's bytes are copied, as they arrive, into a
-// staging buffer of shared memory (reused, so no fresh pages to fault in), and a worker
-// thread hashes it once the piece is complete. The network buffers themselves stay what
-// the caches keep. When every staging buffer is taken, the piece is hashed on the main
-// thread, as the bytes arrive: never a wait for a buffer.
-import { createHash, type Hash } from 'node:crypto'
+// The MD5 of a piece, worked out off the main thread. MD5 is synchronous and was the
+// largest single cost of the mount's main thread on a cold read, while that thread also
+// has to feed FUSE and the sockets. A piece's bytes are already in shared memory (its
+// blocks' pooled buffers: block-buffers.ts), so a worker thread hashes them where they
+// are once the piece is complete. While the bytes are in its caches it also works out
+// each block's CRC-32, which the disk cache stores with the block: on the main thread
+// that was a second pass over bytes long gone from the CPU's caches.
 import { availableParallelism } from 'node:os'
 import { WorkerPool } from '../base/worker-pool.js'
 
-/** Pieces hashed off the main thread at once; more are hashed on it. */
-export const STAGING_BUFFERS = 8
 /** Worker threads hashing pieces (one keeps up with a link of ~700 MB/s). */
 const WORKERS = Math.min(2, availableParallelism())
 
-export interface PieceHash {
-  update(data: Buffer): void
-  /** The lowercase hex MD5 of everything given to update. Call once. */
-  digest(): Promise<string>
-  /** The piece was abandoned: give back what it holds. */
-  dispose(): void
+/** A piece's MD5 (lowercase hex) and each of its blocks' CRC-32. */
+export interface PieceSums {
+  md5: string
+  crcs: number[]
 }
+
+/** One block of a piece: the shared memory it is in, and how many of its bytes are the piece's. */
+export interface PiecePart {
+  memory: Buffer
+  length: number
+}
+
+type HashJob = { parts: Array<{ sab: SharedArrayBuffer; offset: number; length: number }> }
 
 const HANDLER = `
 const { createHash } = require('node:crypto')
-function handle({ sab, length }) {
-  return createHash('md5').update(new Uint8Array(sab, 0, length)).digest('hex')
+const { crc32 } = require('node:zlib')
+function handle({ parts }) {
+  const md5 = createHash('md5')
+  const crcs = []
+  for (const { sab, offset, length } of parts) {
+    const bytes = new Uint8Array(sab, offset, length)
+    md5.update(bytes)
+    crcs.push(crc32(bytes) >>> 0)
+  }
+  return { md5: md5.digest('hex'), crcs }
 }
 `
 
-class MainThreadHash implements PieceHash {
-  private readonly hash: Hash = createHash('md5')
-  update(data: Buffer): void {
-    this.hash.update(data)
-  }
-  digest(): Promise<string> {
-    return Promise.resolve(this.hash.digest('hex'))
-  }
-  dispose(): void {}
+let workers: WorkerPool<HashJob, PieceSums> | null = null
+
+/** The process's hashing threads, made on first use. */
+function pool(): WorkerPool<HashJob, PieceSums> {
+  return (workers ??= new WorkerPool<HashJob, PieceSums>(HANDLER, WORKERS))
 }
 
-class StagedHash implements PieceHash {
-  private filled = 0
-  private given = false
-
-  constructor(
-    private readonly staging: Buffer,
-    private readonly hashers: PieceHashers,
-  ) {}
-
-  update(data: Buffer): void {
-    this.filled += data.copy(this.staging, this.filled)
-  }
-
-  digest(): Promise<string> {
-    this.given = true
-    return this.hashers.pool
-      .run({ sab: this.staging.buffer as SharedArrayBuffer, length: this.filled })
-      .finally(() => this.hashers.giveBack(this.staging))
-  }
-
-  dispose(): void {
-    if (this.given) return
-    this.given = true
-    this.hashers.giveBack(this.staging)
-  }
+/** Starts the hashing threads now: a mount's first read (a file manager's first peek) would otherwise wait for them. */
+export function warmPieceHashers(): void {
+  pool().warm()
 }
 
-type HashJob = { sab: SharedArrayBuffer; length: number }
-let workers: WorkerPool<HashJob, string> | null = null
-
-export class PieceHashers {
-  /** One pool of worker threads for the whole process, made on first use. */
-  get pool(): WorkerPool<HashJob, string> {
-    return (workers ??= new WorkerPool<HashJob, string>(HANDLER, WORKERS))
-  }
-
-  private readonly free: Buffer[] = []
-  private made = 0
-
-  constructor(private readonly pieceSize: number) {
-    // A mount's first read (a file manager's first peek) would otherwise wait for the workers to start.
-    this.pool.warm()
-  }
-
-  /** A hash for a piece of `length` bytes (at most pieceSize). */
-  open(length: number): PieceHash {
-    if (length > this.pieceSize) return new MainThreadHash()
-    let staging = this.free.pop()
-    if (!staging && this.made < STAGING_BUFFERS) {
-      staging = Buffer.from(new SharedArrayBuffer(this.pieceSize))
-      this.made++
-    }
-    return staging ? new StagedHash(staging, this) : new MainThreadHash()
-  }
-
-  giveBack(staging: Buffer): void {
-    this.free.push(staging)
-  }
-}
-
-const shared = new Map<number, PieceHashers>()
-
-/** The process's piece hashers for pieces of `pieceSize` bytes, however many read paths there are. */
-export function pieceHashers(pieceSize: number): PieceHashers {
-  let h = shared.get(pieceSize)
-  if (!h) shared.set(pieceSize, (h = new PieceHashers(pieceSize)))
-  return h
+/** The MD5 of the parts' bytes in order, and the CRC-32 of each part. */
+export function pieceSums(parts: readonly PiecePart[]): Promise<PieceSums> {
+  return pool().run({
+    parts: parts.map((p) => ({ sab: p.memory.buffer as SharedArrayBuffer, offset: p.memory.byteOffset, length: p.length })),
+  })
 }

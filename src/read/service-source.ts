@@ -18,7 +18,7 @@ export class ServiceRangeSource implements RangeSource {
     this.client.download.preconnect(file.downloadUrl)
   }
 
-  streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<Buffer> {
+  streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<readonly Buffer[]> {
     return this.client.download.streamRangeOnce(file.downloadUrl, start, end, signal)
   }
 

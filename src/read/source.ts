@@ -33,11 +33,11 @@ export interface Reachability {
 /** One try of each: the read path retries, under the one failure policy. */
 export interface RangeSource {
   /**
-   * Bytes [start, end) of the file as pieces as they arrive (for hashing while receiving,
-   * and for serving a verified prefix before the whole range is in); fewer bytes than
-   * asked end it with an error.
+   * Bytes [start, end) of the file in order, as batches of the pieces that arrived together
+   * (for hashing while receiving, and for serving a verified prefix before the whole range
+   * is in); fewer bytes than asked end it with an error.
    */
-  streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<Buffer>
+  streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<readonly Buffer[]>
   /** Lowercase hex MD5 of bytes [position, position + length), from GetRangeHash. */
   rangeHash(file: RemoteFile, position: number, length: number, signal?: AbortSignal): Promise<string>
   /** Absent: the source is always reachable (an in-memory source). */

@@ -31,7 +31,7 @@ export function readSpan(d: SpanDeps, file: RemoteFile, span: Span, signal: Abor
     expected.catch(() => {})
     const parts = await d.enqueue(() => within(d.stallTimeoutMs, signal, 'a range', async (s) => {
       const got: Buffer[] = []
-      for await (const part of d.source.streamRange(file, span.start, span.end, s)) got.push(part)
+      for await (const batch of d.source.streamRange(file, span.start, span.end, s)) got.push(...batch)
       return got
     }))
     d.stats.bytesReceived += bytesLength(parts)

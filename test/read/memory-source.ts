@@ -60,7 +60,7 @@ export class MemorySource implements RangeSource {
     return d
   }
 
-  async *streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<Buffer> {
+  async *streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<readonly Buffer[]> {
     const call: RangeCall = { file: file.fileName, start, end, aborted: false }
     this.ranges.push(call)
     signal?.addEventListener('abort', () => (call.aborted = true), { once: true })
@@ -83,7 +83,7 @@ export class MemorySource implements RangeSource {
       this.bytesSent += piece.length
       // Set before the last yield: a reader that has all it asked for never resumes the generator.
       if (at + piece.length >= end) call.completed = true
-      yield piece
+      yield [piece]
     }
   }
 

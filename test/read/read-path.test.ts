@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { DeadlineError, IntegrityError, NetworkError, OfflineError } from '../../src/api/errors.js'
 import { ReadPath } from '../../src/read/content.js'
 import { MemorySource, SMALL_GRID } from './memory-source.js'
-import { toBuffer } from '../../src/read/bytes.js'
+import { giveBack, toBuffer, type Bytes } from '../../src/read/bytes.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -34,6 +34,9 @@ describe('read path', () => {
           if (c.corruptFirstTry) source.corrupt = (_call, attempt) => attempt === 1
           const rp = await ReadPath.create(source, {
             ...small,
+            // What is tested is the bytes: a fetch queued behind others past the grid's short
+            // deadline (a loaded machine) would give up at its first, corrupted, try.
+            deadlineMs: 10_000,
             blockSize: c.block,
             pieceSize: c.block * c.perPiece,
             chunkSize: c.block * c.perChunk,
@@ -345,6 +348,32 @@ describe('read path', () => {
       expect(got.equals(data.subarray(Math.min(pos, data.length), Math.min(data.length, pos + len)))).toBe(true)
     }
     h.close()
+  })
+
+  it('fetched blocks live in pooled buffers: a read holds its bytes while the cache turns over, and buffers are used again', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(2 * MiB)
+    const file = source.add('f', data)
+    // A cache of a few blocks, so it evicts all the time while the file streams through.
+    const rp = await ReadPath.create(source, { ...small, memoryCacheBytes: 160 * KiB })
+    const h = rp.open(file)
+    const step = 4 * KiB
+    const heldAt = 8 * step
+    let held: Bytes | null = null
+    const buffers = new Set<ArrayBufferLike>()
+    for (let pos = 0; pos < data.length; pos += step) {
+      const got = await h.read(pos, step)
+      expect(toBuffer(got).equals(data.subarray(pos, pos + step))).toBe(true)
+      for (const part of got as Buffer[]) buffers.add(part.buffer)
+      if (pos === heldAt) held = got
+      else giveBack(got)
+    }
+    h.close()
+    // Never written over while held (a fetch buffer goes back only once nobody holds it)...
+    expect(toBuffer(held!).equals(data.subarray(heldAt, heldAt + step))).toBe(true)
+    // ...and 512 blocks went through a few dozen buffers.
+    expect(buffers.size).toBeLessThan(100)
+    expect(rp.buffers.freeCount).toBeGreaterThan(0)
   })
 
   it('the memory budget is never exceeded', async () => {

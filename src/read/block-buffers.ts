@@ -1,0 +1,88 @@
+// The buffers a cold read's blocks live in, used again and again. A block used to be kept
+// as the network buffers it arrived in (64 of them per MiB): the garbage collector then
+// had hundreds of thousands of buffers per GiB to track and free, every 64 MiB of them
+// set off a full collection, and writing a block to the disk cache took 65 buffers per
+// write. Now a fetch copies the bytes as they arrive into one pooled buffer per block
+// (shared memory, so a hashing thread reads them where they are: piece-hash.ts), and the
+// network buffers die young.
+//
+// A pooled buffer goes back to the pool only when nobody can still read it. Who holds it
+// is counted: the fetch filling it, the memory cache, a disk-cache write under way, and
+// each read whose bytes are lent to the FUSE adapter until it has copied them (bytes.ts).
+// A read gets its blocks through promises, so a block it was given may have left the
+// cache, and its buffer gone to another block, before the read could hold it: `hold` says
+// so (the block a buffer carries is checked by identity), and the read asks again.
+import type { Block } from './memory-cache.js'
+
+/** One pooled block buffer: its memory (blockSize bytes), who holds it, and the block it now carries. */
+export class PooledBuffer {
+  refs = 1
+  /** The block whose bytes it carries, once sealed; null while filling or once free. */
+  carries: Block | null = null
+
+  constructor(readonly memory: Buffer) {}
+}
+
+/** What a filled buffer is as a block, found from the block. */
+const pooledOf = new WeakMap<Block, PooledBuffer>()
+
+export class BlockBuffers {
+  private readonly free: PooledBuffer[] = []
+
+  constructor(
+    readonly blockSize: number,
+    /** Free buffers kept for the next fetches; past that a freed one is left to the GC. */
+    readonly keep: number,
+  ) {}
+
+  /** A buffer for a block being fetched, held once (by the fetch). */
+  take(): PooledBuffer {
+    const buffer = this.free.pop()
+    if (!buffer) return new PooledBuffer(Buffer.from(new SharedArrayBuffer(this.blockSize)))
+    buffer.refs = 1
+    return buffer
+  }
+
+  /** The buffer's first `length` bytes, verified, as the block handed on; the fetch's hold passes to it. */
+  seal(buffer: PooledBuffer, length: number): Block {
+    const block: Block = [buffer.memory.subarray(0, length)]
+    buffer.carries = block
+    pooledOf.set(block, buffer)
+    return block
+  }
+
+  /** The fetch gives up a buffer it never sealed (its piece failed or was abandoned). */
+  drop(buffer: PooledBuffer): void {
+    this.unref(buffer)
+  }
+
+  /**
+   * Holds the block's buffer once more: true, or false when the buffer already carries
+   * something else (the block left every holder meanwhile). A block not from the pool
+   * (read from the disk cache) is always there.
+   */
+  hold(block: Block): boolean {
+    const buffer = pooledOf.get(block)
+    if (!buffer) return true
+    if (buffer.carries !== block) return false
+    buffer.refs++
+    return true
+  }
+
+  /** Lets go of a hold on the block; its buffer is free once nobody holds it. */
+  release(block: Block): void {
+    const buffer = pooledOf.get(block)
+    if (buffer?.carries === block) this.unref(buffer)
+  }
+
+  private unref(buffer: PooledBuffer): void {
+    if (--buffer.refs > 0) return
+    buffer.carries = null
+    if (this.free.length < this.keep) this.free.push(buffer)
+  }
+
+  /** Free buffers in the pool (for tests). */
+  get freeCount(): number {
+    return this.free.length
+  }
+}
