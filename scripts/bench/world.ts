@@ -200,7 +200,9 @@ export async function withBenchWorld(
       }
       // BENCH_CPU_PROF=<folder>: each mount writes a V8 CPU profile there when it stops (Node refuses --cpu-prof in NODE_OPTIONS).
       const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []
-      pid = (await startBackgroundMount({ args: [cliEntry, 'mount', mountDir, '--foreground'], execArgv: [...process.execArgv, ...prof], env, logFile: path.join(home, 'mount.log') })).pid
+      // BENCH_NODE_ARGS: more options for the mount's node (V8 flags such as --trace-gc), split at spaces.
+      const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
+      pid = (await startBackgroundMount({ args: [cliEntry, 'mount', mountDir, '--foreground'], execArgv: [...process.execArgv, ...prof, ...extra], env, logFile: path.join(home, 'mount.log') })).pid
       return pid
     },
     async unmount() {
