@@ -4,6 +4,7 @@
 // download URL's.
 import { createHash } from 'node:crypto'
 import { bodyBatches } from './body-batches.js'
+import { NotPlainRange, type BodySink } from './range-sockets.js'
 import { IntegrityError, NetworkError, ServiceError } from './errors.js'
 import { statusError } from './envelope.js'
 import { headerValue, redactUrl, toNetworkError } from './http.js'
@@ -230,6 +231,32 @@ export class DownloadApi {
   /** The transfer as one ZIP archive (Transfer.compressedfileurl). */
   streamZip(compressedFileUrl: string, options: SignalOption & { size?: number } = {}): AsyncIterable<Buffer> {
     return this.streamFile(compressedFileUrl, options)
+  }
+
+  /**
+   * One try of bytes [start, end), handed to `sink` in order as they arrive (valid only
+   * during each call: the sink copies what it keeps; a promise it returns holds the rest
+   * back until it settles). The read path's own fetch-and-verify loop retries. Streamed
+   * on connections of their own (range-sockets.ts); an answer that is not simply those
+   * bytes is asked again through the general transport, which reports it as every
+   * download does.
+   */
+  async pumpRange(downloadUrl: string, start: number, end: number, sink: BodySink, signal?: AbortSignal): Promise<void> {
+    checkRange(start, end)
+    const url = new URL(downloadUrl)
+    try {
+      await this.transport.streamRange(url, this.headers({ start, end }), start, end, sink, signal)
+      return
+    } catch (err) {
+      // The transport reports its own failures as network errors, and passes the sink's on as they are.
+      if (!(err instanceof NotPlainRange)) throw err
+    }
+    for await (const batch of this.streamRangeOnce(downloadUrl, start, end, signal)) {
+      for (const part of batch) {
+        const paused = sink(part)
+        if (paused) await paused
+      }
+    }
   }
 
   /**

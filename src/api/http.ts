@@ -8,6 +8,7 @@ import type { Dispatcher } from 'undici'
 import { Connectivity } from './connectivity.js'
 import { NetworkError } from './errors.js'
 import type { OfflineOptions, TimeoutOptions } from './options.js'
+import { NotPlainRange, RangeSockets, type BodySink } from './range-sockets.js'
 import { WarmConnection } from './warm-connections.js'
 
 export type HttpMethod = 'GET' | 'POST'
@@ -51,6 +52,19 @@ export class Transport {
   }
 
   private tlsContext: SecureContext | undefined
+  private rangeSockets: RangeSockets | null = null
+
+  /** The connections range bodies are streamed on (range-sockets.ts). */
+  private ranges(): RangeSockets {
+    if (this.closed) throw new NetworkError('the client is closed', 'CLIENT_CLOSED')
+    return (this.rangeSockets ??= new RangeSockets({
+      secureContext: this.secureContext(),
+      connectMs: this.timeouts.connectMs,
+      headersMs: this.timeouts.headersMs,
+      bodyIdleMs: this.timeouts.bodyIdleMs,
+      keepIdle: this.connectionsPerOrigin,
+    }))
+  }
 
   /**
    * One TLS context for every connection: given only `ca`, each new connection built a
@@ -84,6 +98,43 @@ export class Transport {
     if (this.closed || (url.protocol !== 'https:' && url.protocol !== 'http:')) return
     const { pool, warm } = this.pool(url.origin)
     if (pool.stats.connected === 0) warm.open()
+    if (url.protocol === 'https:') this.ranges().warm(url)
+  }
+
+  /**
+   * GET of bytes [start, end) of `url` (`headers` ask for them), the body handed to `sink` as
+   * it arrives, on connections of their own (range-sockets.ts). NotPlainRange when the
+   * answer is anything but those bytes, before any of it is handed on: the caller asks
+   * through request() then, which reports every other answer as it should.
+   */
+  async streamRange(url: URL, headers: Record<string, string>, start: number, end: number, sink: BodySink, signal?: AbortSignal): Promise<void> {
+    if (url.protocol !== 'https:') throw new NotPlainRange('not https')
+    // What the sink itself throws is the caller's, passed on as it is.
+    let sinkFailed = false
+    const watched: BodySink = (bytes) => {
+      const failed = (e: unknown): never => {
+        sinkFailed = true
+        throw e
+      }
+      try {
+        return sink(bytes)?.catch(failed)
+      } catch (e) {
+        return failed(e)
+      }
+    }
+    try {
+      await this.ranges().get(url, headers, start, end, watched, signal)
+      this.connectivity.answered()
+    } catch (err) {
+      if (sinkFailed) throw err
+      if (err instanceof NotPlainRange) {
+        this.connectivity.answered()
+        throw err
+      }
+      const known = toNetworkError(err, { url, signal })
+      if (known instanceof NetworkError) this.connectivity.failed(url.origin, known)
+      throw known
+    }
   }
 
   /** Send one request; the caller must consume or destroy the body. */
@@ -129,6 +180,7 @@ export class Transport {
   async close(): Promise<void> {
     this.closed = true
     this.connectivity.close()
+    this.rangeSockets?.close()
     const pools = [...this.pools.values()]
     this.pools.clear()
     for (const { warm } of pools) warm.close()

@@ -322,10 +322,19 @@ export class BlockFetcher {
     const { blockSize, stallTimeoutMs } = this.settings
     const attempt = new AbortController()
     const signal = AbortSignal.any([fetch.controller.signal, attempt.signal])
+    // The stall watch: one timer that looks at when bytes last came, rather than a timer
+    // set again for each of the 65,536 buffers of a GiB. It sleeps while the fetch waits
+    // for its pieces to be judged (the sender is held back then, not stalled).
+    let lastData = Date.now()
+    let waiting = false
     let timer: NodeJS.Timeout | undefined
-    const arm = (): void => {
-      clearTimeout(timer)
-      timer = setTimeout(() => attempt.abort(new NetworkError(`no data for ${stallTimeoutMs} ms`, 'ETIMEDOUT')), stallTimeoutMs)
+    const watch = (ms: number): void => {
+      timer = setTimeout(() => {
+        const quiet = Date.now() - lastData
+        if (waiting) watch(stallTimeoutMs)
+        else if (quiet >= stallTimeoutMs) attempt.abort(new NetworkError(`no data for ${stallTimeoutMs} ms`, 'ETIMEDOUT'))
+        else watch(stallTimeoutMs - quiet)
+      }, ms)
     }
     const runStart = run[0]!.span.start
     const runEnd = run[run.length - 1]!.span.end
@@ -339,8 +348,22 @@ export class BlockFetcher {
       for (let at = state.span.start; at < state.span.end; at += blockSize) buffers.push(this.buffers.take())
       return { state, buffers, filled: 0 }
     }
-    /** Takes one network buffer of the run: into its piece's hash and blocks; a complete piece goes to be judged. */
-    const receive = (received: Buffer): void => {
+    // Bytes received stay unverified until their range hash comes: with the service's
+    // hashes running behind, a fetch streaming on would pile up tens of MiB nobody may
+    // read yet. It waits instead (the socket's flow control slows the sender), which
+    // bounds each fetch's unverified bytes to a few pieces.
+    const judged = async (): Promise<void> => {
+      waiting = true
+      try {
+        while (unjudged.size >= MAX_UNJUDGED_PIECES) await abortable(Promise.race(unjudged), signal)
+      } finally {
+        waiting = false
+        lastData = Date.now()
+      }
+    }
+    /** Takes bytes of the run as they arrive: copied into their piece's blocks; a complete piece goes to be judged. */
+    const receive = (received: Buffer): Promise<void> | undefined => {
+      lastData = Date.now()
       let data = received
       this.stats.bytesReceived += data.length
       if (at + data.length > runEnd) throw new NetworkError('range longer than asked', 'EPROTO')
@@ -364,34 +387,18 @@ export class BlockFetcher {
           const verification = this.verify(fetch, piece.state, piece.buffers, signal)
           verifications.push(verification)
           unjudged.add(verification)
-          const judged = () => void unjudged.delete(verification)
-          verification.then(judged, judged)
+          const settled = () => void unjudged.delete(verification)
+          verification.then(settled, settled)
           piece = null
           index++
         }
       }
+      return unjudged.size >= MAX_UNJUDGED_PIECES ? judged() : undefined
     }
-    arm()
-    const iterator = this.source.streamRange(file, runStart, runEnd, signal)[Symbol.asyncIterator]()
+    watch(stallTimeoutMs)
     try {
-      while (at < runEnd) {
-        const next = await abortable(iterator.next(), signal)
-        arm()
-        if (next.done) throw new NetworkError(`range ended at ${at} of ${runEnd}`, 'ECONNRESET')
-        for (const data of next.value) receive(data)
-        // Bytes received stay unverified until their range hash comes: with the service's
-        // hashes running behind, a fetch streaming on would pile up tens of MiB nobody may
-        // read yet. It waits instead (the socket's flow control slows the sender), which
-        // bounds each fetch's unverified bytes to a few pieces.
-        while (unjudged.size >= MAX_UNJUDGED_PIECES) {
-          clearTimeout(timer)
-          await abortable(Promise.race(unjudged), signal)
-          arm()
-        }
-      }
-    } catch (e) {
-      iterator.return?.().catch(() => {})
-      throw e
+      await abortable(this.source.streamRange(file, runStart, runEnd, receive, signal), signal)
+      if (at < runEnd) throw new NetworkError(`range ended at ${at} of ${runEnd}`, 'ECONNRESET')
     } finally {
       clearTimeout(timer)
       // A piece cut off: its buffers go back (set by receive, which the compiler does not follow).

@@ -5,6 +5,7 @@
 // piece), so a retry loop here would only multiply the time a dead service keeps a
 // reader waiting.
 import type { TransferClient } from '../api/client.js'
+import type { BodySink } from '../api/range-sockets.js'
 import type { RangeSource, Reachability, RemoteFile } from './source.js'
 
 export class ServiceRangeSource implements RangeSource {
@@ -18,8 +19,8 @@ export class ServiceRangeSource implements RangeSource {
     this.client.download.preconnect(file.downloadUrl)
   }
 
-  streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<readonly Buffer[]> {
-    return this.client.download.streamRangeOnce(file.downloadUrl, start, end, signal)
+  streamRange(file: RemoteFile, start: number, end: number, sink: BodySink, signal?: AbortSignal): Promise<void> {
+    return this.client.download.pumpRange(file.downloadUrl, start, end, sink, signal)
   }
 
   rangeHash(file: RemoteFile, position: number, length: number, signal?: AbortSignal): Promise<string> {

@@ -1,6 +1,7 @@
 // What the read path needs from the service, and nothing more. The mount wires the
 // client (src/api) into this port; tests of src/read drive it with the real client
 // against the local service, or with a small in-memory source for pure chunk logic.
+import type { BodySink } from '../api/range-sockets.js'
 import type { Bytes } from './bytes.js'
 
 /** One file of one transfer, as the read path knows it. */
@@ -33,11 +34,12 @@ export interface Reachability {
 /** One try of each: the read path retries, under the one failure policy. */
 export interface RangeSource {
   /**
-   * Bytes [start, end) of the file in order, as batches of the pieces that arrived together
-   * (for hashing while receiving, and for serving a verified prefix before the whole range
-   * is in); fewer bytes than asked end it with an error.
+   * Bytes [start, end) of the file handed to `sink` in order as they arrive (for hashing
+   * while receiving, and for serving a verified prefix before the whole range is in). The
+   * bytes are valid only during the call: the sink copies what it keeps. A promise the sink
+   * returns holds the rest back until it settles. Fewer bytes than asked end it with an error.
    */
-  streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<readonly Buffer[]>
+  streamRange(file: RemoteFile, start: number, end: number, sink: BodySink, signal?: AbortSignal): Promise<void>
   /** Lowercase hex MD5 of bytes [position, position + length), from GetRangeHash. */
   rangeHash(file: RemoteFile, position: number, length: number, signal?: AbortSignal): Promise<string>
   /** Absent: the source is always reachable (an in-memory source). */

@@ -3,7 +3,7 @@
 // range hash asked at the same time (on connections already open), verified, and handed
 // on without entering the caches, which keep whole blocks. Retried like any fetch (the
 // one failure policy), until the read's deadline; damaged bytes or hash are asked again.
-import { IntegrityError } from '../api/errors.js'
+import { IntegrityError, NetworkError } from '../api/errors.js'
 import type { RetryOptions } from '../api/options.js'
 import { withRetry } from '../api/retry.js'
 import { bytesLength } from './bytes.js'
@@ -30,9 +30,14 @@ export function readSpan(d: SpanDeps, file: RemoteFile, span: Span, signal: Abor
     const expected = d.hashes.knownOrOnce(file, span, signal)
     expected.catch(() => {})
     const parts = await d.enqueue(() => within(d.stallTimeoutMs, signal, 'a range', async (s) => {
-      const got: Buffer[] = []
-      for await (const batch of d.source.streamRange(file, span.start, span.end, s)) got.push(...batch)
-      return got
+      const got = Buffer.allocUnsafe(span.end - span.start)
+      let at = 0
+      await d.source.streamRange(file, span.start, span.end, (bytes) => {
+        if (at + bytes.length > got.length) throw new NetworkError('range longer than asked', 'EPROTO')
+        at += bytes.copy(got, at)
+      }, s)
+      if (at < got.length) throw new NetworkError(`range ended at ${span.start + at} of ${span.end}`, 'ECONNRESET')
+      return [got]
     }))
     d.stats.bytesReceived += bytesLength(parts)
     const actual = md5Of(parts)

@@ -3,6 +3,7 @@
 // corrupt, fail or stall on demand while counting what it sends.
 import { NetworkError, OfflineError } from '../../src/api/errors.js'
 import { createHash, randomBytes } from 'node:crypto'
+import type { BodySink } from '../../src/api/range-sockets.js'
 import type { RangeSource, Reachability, RemoteFile } from '../../src/read/source.js'
 import type { ReadOptions } from '../../src/read/options.js'
 
@@ -60,7 +61,7 @@ export class MemorySource implements RangeSource {
     return d
   }
 
-  async *streamRange(file: RemoteFile, start: number, end: number, signal?: AbortSignal): AsyncIterable<readonly Buffer[]> {
+  async streamRange(file: RemoteFile, start: number, end: number, sink: BodySink, signal?: AbortSignal): Promise<void> {
     const call: RangeCall = { file: file.fileName, start, end, aborted: false }
     this.ranges.push(call)
     signal?.addEventListener('abort', () => (call.aborted = true), { once: true })
@@ -81,9 +82,12 @@ export class MemorySource implements RangeSource {
       if (corrupt && at === start) piece[0] = piece[0]! ^ 0xff
       sent += piece.length
       this.bytesSent += piece.length
-      // Set before the last yield: a reader that has all it asked for never resumes the generator.
+      // Set before the last bytes are handed on: what the reader does then is its own business.
       if (at + piece.length >= end) call.completed = true
-      yield [piece]
+      // Handed on as a stream would: the bytes are valid only during the call.
+      const paused = sink(piece)
+      piece.fill(0xee)
+      if (paused) await paused
     }
   }
 

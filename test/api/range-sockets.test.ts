@@ -1,0 +1,137 @@
+// Range bodies streamed on the client's own TLS connections (range-sockets.ts), against the
+// real local service: bytes exact, connections kept and reused or closed as the server
+// says, other answers asked again through the general transport, faults reported as
+// network errors, a sink that holds the stream back, and an abort.
+import { createHash, randomBytes } from 'node:crypto'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { NetworkError, ServiceError } from '../../src/api/errors.js'
+import type { TransferClient } from '../../src/api/client.js'
+import type { FileDto } from '../../src/api/types.js'
+import { startHarness, type Harness } from './harness.js'
+
+const MiB = 1024 * 1024
+let h: Harness
+let file: FileDto
+let data: Buffer
+
+beforeAll(async () => {
+  h = await startHarness()
+  data = randomBytes(6 * MiB)
+  const path = join(h.dir, 'ranges.bin')
+  await writeFile(path, data)
+  const sender = h.client()
+  const init = await sender.transfers.initialize({ subject: 'ranges' })
+  await sender.upload.uploadFile({ transferUrl: init.transferurl, transferId: init.transferid, transferKey: init.transferkey, fileName: 'ranges.bin', source: { path } })
+  const t = await sender.transfers.complete(init.transferid, init.transferkey)
+  file = (t.files.length ? t : await sender.transfers.details(init.transferid)).files.find((f) => f.filename === 'ranges.bin')!
+})
+afterEach(async () => {
+  await h.control('DELETE', '/faults')
+  await h.control('POST', '/throttle', {})
+})
+afterAll(async () => {
+  await h?.close()
+})
+
+/** Bytes [start, end) through pumpRange, copied out of each call (the sink's bytes are lent). */
+async function pump(client: TransferClient, start: number, end: number, signal?: AbortSignal): Promise<Buffer> {
+  const parts: Buffer[] = []
+  await client.download.pumpRange(file.downloadurl, start, end, (bytes) => void parts.push(Buffer.from(bytes)), signal)
+  return Buffer.concat(parts)
+}
+
+describe('range streams on connections of their own', () => {
+  it('hands on exactly the bytes asked, and keeps the connection for the next range', async () => {
+    const client = h.client()
+    await h.control('POST', '/counters/reset')
+    expect((await pump(client, 0, 4096)).equals(data.subarray(0, 4096))).toBe(true)
+    expect((await pump(client, 1 * MiB + 7, 5 * MiB - 3)).equals(data.subarray(1 * MiB + 7, 5 * MiB - 3))).toBe(true)
+    expect((await pump(client, 6 * MiB - 1, 6 * MiB)).equals(data.subarray(6 * MiB - 1))).toBe(true)
+    const c = await h.counters()
+    expect(c.routes.download).toBe(3)
+    expect(c.fileConnections).toBe(1)
+  })
+
+  it('a server that closes every connection gets a new one for each range', async () => {
+    const client = h.client()
+    await h.control('POST', '/throttle', { closeConnections: true })
+    await h.control('POST', '/counters/reset')
+    for (let i = 0; i < 3; i++) expect((await pump(client, i * MiB, (i + 1) * MiB)).equals(data.subarray(i * MiB, (i + 1) * MiB))).toBe(true)
+    expect((await h.counters()).fileConnections).toBe(3)
+  })
+
+  it('an answer other than the range (an error status) is asked again through the general transport and reported as any download', async () => {
+    const client = h.client()
+    await h.control('POST', '/faults', { route: 'download', kind: 'status', status: 404, count: 2 })
+    await h.control('POST', '/counters/reset')
+    const e = await pump(client, 0, 1000).catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(ServiceError)
+    expect((e as ServiceError).httpStatus).toBe(404)
+    // Asked twice: on the range connection, then through the transport that reports it.
+    expect((await h.counters()).routes.download).toBe(2)
+  })
+
+  it('a connection reset in the middle of the body is a network error, after the bytes that came', async () => {
+    const client = h.client()
+    await h.control('POST', '/faults', { route: 'download', kind: 'reset', count: 1, afterBytes: 1 * MiB })
+    const parts: Buffer[] = []
+    const e = await client.download.pumpRange(file.downloadurl, 0, 4 * MiB, (bytes) => void parts.push(Buffer.from(bytes))).catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(NetworkError)
+    const got = Buffer.concat(parts)
+    expect(got.length).toBeGreaterThan(0)
+    expect(got.length).toBeLessThan(4 * MiB)
+    expect(got.equals(data.subarray(0, got.length))).toBe(true)
+    // The next range gets a sound connection.
+    expect((await pump(client, 0, 4096)).equals(data.subarray(0, 4096))).toBe(true)
+  })
+
+  it('a sink that returns a promise holds the stream back until it settles', async () => {
+    const client = h.client()
+    const hash = createHash('md5')
+    let calls = 0
+    let inSink = false
+    await client.download.pumpRange(file.downloadurl, 0, 3 * MiB, (bytes) => {
+      // No bytes come while an earlier call's promise is pending.
+      expect(inSink).toBe(false)
+      hash.update(bytes)
+      if (++calls % 16 !== 0) return
+      inSink = true
+      return new Promise<void>((r) => setTimeout(() => {
+        inSink = false
+        r()
+      }, 5))
+    })
+    expect(hash.digest('hex')).toBe(createHash('md5').update(data.subarray(0, 3 * MiB)).digest('hex'))
+    expect(calls).toBeGreaterThan(16)
+  })
+
+  it('what the sink throws comes out as it is, and the connection is not used again', async () => {
+    const client = h.client()
+    await h.control('POST', '/counters/reset')
+    const mine = new RangeError('not this one')
+    await expect(client.download.pumpRange(file.downloadurl, 0, 2 * MiB, () => {
+      throw mine
+    })).rejects.toBe(mine)
+    expect((await pump(client, 0, 4096)).equals(data.subarray(0, 4096))).toBe(true)
+    expect((await h.counters()).fileConnections).toBe(2)
+  })
+
+  it('an abort ends the stream at once with its reason, and the connection is not used again', async () => {
+    const client = h.client()
+    await h.control('POST', '/throttle', { bytesPerSecond: 2 * MiB })
+    await h.control('POST', '/counters/reset')
+    const controller = new AbortController()
+    const reason = new Error('enough')
+    let got = 0
+    const pumped = client.download.pumpRange(file.downloadurl, 0, 6 * MiB, (bytes) => {
+      got += bytes.length
+      if (got > 256 * 1024) controller.abort(reason)
+    }, controller.signal)
+    await expect(pumped).rejects.toBe(reason)
+    await h.control('POST', '/throttle', {})
+    expect((await pump(client, 0, 4096)).equals(data.subarray(0, 4096))).toBe(true)
+    expect((await h.counters()).fileConnections).toBe(2)
+  })
+})
