@@ -220,11 +220,13 @@ class Handle implements ContentHandle {
     // that happen to fall close together) and that nothing holds yet fetches only its own
     // few KiB, verified on their own; the head of a file (what type sniffers and
     // thumbnailers peek at) and established runs go by whole blocks, which the caches keep.
-    // A large read at a block's start, or one right after the last, goes by whole blocks
-    // too (see blockReadMin): the rest of a read the kernel cut up is served from that fetch.
+    // A large read at a block's start, or one right after the last, that stops inside its
+    // last block goes by whole blocks too (see blockReadMin): the rest of a read the kernel
+    // cut up is then served from that fetch. One that reaches its block's end leaves nothing
+    // there to serve and keeps its own span.
     const { headSize, blockReadMin } = this.path.options
-    const blockWorthy = length >= blockReadMin && (sequential || position % blockSize === 0)
-    const random = !this.pattern.established && !blockWorthy && position >= headSize && !this.allPresent(first, end)
+    const cutUp = length >= blockReadMin && (sequential || position % blockSize === 0) && stop < Math.min(file.size, end * blockSize)
+    const random = !this.pattern.established && !cutUp && position >= headSize && !this.allPresent(first, end)
     // Only a random read has a fetch of its own to stop; the rest share fetches by ownership.
     const gone = random ? new AbortController() : null
     try {

@@ -37,8 +37,8 @@ export interface ReadOptions {
   randomReadAlign: number
   /**
    * Bytes: a read at least this long that starts at a block boundary, or follows right
-   * after the handle's last read, fetches its whole blocks (cached, shared with the reads
-   * that follow) even where it would be random. libfuse 2 passes at most 128 KiB per
+   * after the handle's last read, and stops inside its last block fetches its whole blocks
+   * (cached, shared with the reads that follow) even where it would be random. libfuse 2 passes at most 128 KiB per
    * request: the kernel cuts a 1 MiB read into eight that come one after another, and as
    * eight random spans each paid a range request and a hash round trip of its own. A read
    * this large is one of such a train, or a reader of large records; smaller random reads

@@ -92,6 +92,16 @@ describe('a 1 MiB read cut into 128 KiB requests', () => {
     expect(await asked()).toEqual({ download: 1, rangehash: 1, bytesServed: 4 * KiB })
   })
 
+  it('a whole-block read leaves nothing in the block for a read to follow: its own span, not cached', async () => {
+    const h = rp.open(file)
+    const from = 4 * MiB
+    expect(toBuffer(await h.read(from, MiB)).equals(data.subarray(from, from + MiB))).toBe(true)
+    h.close()
+    expect(await asked()).toEqual({ download: 1, rangehash: 1, bytesServed: MiB })
+    expect(rp.stats.spans).toBe(1)
+    expect(rp.memory.count).toBe(0)
+  })
+
   it('eight 128 KiB requests of one block at once share one fetch', async () => {
     const h = rp.open(file)
     const from = 2 * MiB
