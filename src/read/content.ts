@@ -9,7 +9,7 @@ import { AccessPattern } from './access-pattern.js'
 import { DiskBlockCache, MAX_WRITE_BACKLOG } from './disk-cache.js'
 import { BlockFetcher, DEMAND, MAX_UNJUDGED_PIECES, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
 import { spanAt } from '../base/chunk-grid.js'
-import { blocksOf, planFetch } from './geometry.js'
+import { alignedSpan, blocksOf, planFetch } from './geometry.js'
 import { BlockBuffers } from './block-buffers.js'
 import { bytesLength, lend, sliceParts, type Bytes } from './bytes.js'
 import { BlockPool, DiskStream, POOL_KEEP } from './disk-stream.js'
@@ -227,7 +227,13 @@ class Handle implements ContentHandle {
     // that happen to fall close together) and that nothing holds yet fetches only its own
     // few KiB, verified on their own; the head of a file (what type sniffers and
     // thumbnailers peek at) and established runs go by whole blocks, which the caches keep.
-    const random = !this.pattern.established && position >= this.path.options.headSize && !this.allPresent(first, end)
+    // A large read at a block's start, or one right after the last, that stops inside its
+    // last block goes by whole blocks too (see blockReadMin): the rest of a read the kernel
+    // cut up is then served from that fetch. One that reaches its block's end leaves nothing
+    // there to serve and keeps its own span.
+    const { headSize, blockReadMin } = this.path.options
+    const cutUp = length >= blockReadMin && (sequential || position % blockSize === 0) && stop < Math.min(file.size, end * blockSize)
+    const random = !this.pattern.established && !cutUp && position >= headSize && !this.allPresent(first, end)
     // Only a random read has a fetch of its own to stop; the rest share fetches by ownership.
     const gone = random ? new AbortController() : null
     try {
@@ -338,8 +344,11 @@ class Handle implements ContentHandle {
           (token.over ? Promise.reject(READ_ENDED) : this.fetchNow(b, 1, token, touched))))
         continue
       }
-      // Enough for this read at least; more when the run has earned it.
-      const want = Math.max(this.pattern.fetchSize, (end - b) * path.options.blockSize)
+      // Enough for this read at least; more when the run has earned it. Until it is
+      // established a run's fetches stay head-sized: the pieces of one large read the
+      // kernel cut up want their blocks, not a window doubled by each block fetched.
+      const window = this.pattern.established ? this.pattern.fetchSize : path.options.headSize
+      const want = Math.max(window, (end - b) * path.options.blockSize)
       parts.push(this.fetchNow(b, want, token, touched))
     }
     return parts
@@ -425,11 +434,6 @@ function blockCacheBytes(o: ReadOptions, diskCache: boolean): number {
   const perFetch = MAX_UNJUDGED_PIECES + 2
   const reserved = o.maxConcurrentFetches * perFetch * o.pieceSize + FREE_BUFFERS_KEPT * o.blockSize + (diskCache ? MAX_WRITE_BACKLOG + POOL_KEEP * o.blockSize : 0)
   return Math.max(Math.floor(o.memoryCacheBytes / 16), o.memoryCacheBytes - reserved)
-}
-
-/** [from, to) widened to `align` boundaries, within the file. */
-function alignedSpan(from: number, to: number, size: number, align: number): { start: number; end: number } {
-  return { start: Math.floor(from / align) * align, end: Math.min(size, Math.ceil(to / align) * align) }
 }
 
 /** Bytes [from, to) of the file out of consecutive blocks starting at byte `base`, as views into their parts. */

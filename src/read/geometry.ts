@@ -39,3 +39,8 @@ export function planFetch(
   while (end < limit && !present(end)) end++
   return { first, end }
 }
+
+/** [from, to) widened to `align` boundaries, within a file of `size` bytes. */
+export function alignedSpan(from: number, to: number, size: number, align: number): { start: number; end: number } {
+  return { start: Math.floor(from / align) * align, end: Math.min(size, Math.ceil(to / align) * align) }
+}

@@ -36,6 +36,16 @@ export interface ReadOptions {
    */
   randomReadAlign: number
   /**
+   * Bytes: a read at least this long that starts at a block boundary, or follows right
+   * after the handle's last read, and stops inside its last block fetches its whole blocks
+   * (cached, shared with the reads that follow) even where it would be random. libfuse 2 passes at most 128 KiB per
+   * request: the kernel cuts a 1 MiB read into eight that come one after another, and as
+   * eight random spans each paid a range request and a hash round trip of its own. A read
+   * this large is one of such a train, or a reader of large records; smaller random reads
+   * keep their own spans.
+   */
+  blockReadMin: number
+  /**
    * Bytes kept fetched or in flight ahead of the readers reading sequentially, shared among
    * them (bounded prefetch); at most half the memory left for blocks.
    */
@@ -83,6 +93,7 @@ export const DEFAULT_READ_OPTIONS: ReadOptions = {
   blockSize: 1 * MiB,
   headSize: 1 * MiB,
   randomReadAlign: 4 * KiB,
+  blockReadMin: 128 * KiB,
   prefetchBytes: 100 * MiB,
   sequentialSlack: 8 * MiB,
   maxConcurrentFetches: 4,
@@ -100,7 +111,7 @@ export const DEFAULT_READ_OPTIONS: ReadOptions = {
 /** Defaults overlaid with what the caller set; throws on sizes that do not nest. */
 export function resolveReadOptions(partial: Partial<ReadOptions> = {}): ReadOptions {
   const o: ReadOptions = { ...DEFAULT_READ_OPTIONS, ...partial }
-  const positive = ['chunkSize', 'pieceSize', 'blockSize', 'headSize', 'randomReadAlign', 'maxConcurrentFetches', 'maxConcurrentHashes', 'deadlineMs'] as const
+  const positive = ['chunkSize', 'pieceSize', 'blockSize', 'headSize', 'randomReadAlign', 'blockReadMin', 'maxConcurrentFetches', 'maxConcurrentHashes', 'deadlineMs'] as const
   for (const k of positive) {
     if (!Number.isInteger(o[k]) || o[k] <= 0) throw new RangeError(`read option ${k} must be a positive integer`)
   }

@@ -22,6 +22,7 @@ describe('read path', () => {
           perPiece: fc.integer({ min: 1, max: 4 }),
           perChunk: fc.integer({ min: 1, max: 6 }),
           head: fc.integer({ min: 1, max: 5000 }),
+          blockReadMin: fc.integer({ min: 1, max: 10_000 }),
           md5: fc.boolean(),
           corruptFirstTry: fc.boolean(),
           reads: fc.array(fc.record({ pos: fc.nat({ max: 45_000 }), len: fc.nat({ max: 9000 }), seq: fc.boolean() }), { minLength: 1, maxLength: 25 }),
@@ -41,6 +42,7 @@ describe('read path', () => {
             pieceSize: c.block * c.perPiece,
             chunkSize: c.block * c.perChunk,
             headSize: c.head,
+            blockReadMin: c.blockReadMin,
           })
           const h = rp.open(file)
           let next = 0
