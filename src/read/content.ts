@@ -184,7 +184,11 @@ class Handle implements ContentHandle {
     this.pattern = new AccessPattern(path.options)
   }
 
-  async read(position: number, length: number): Promise<Bytes> {
+  /**
+   * Answered at once (not through a promise) when the disk stream has the bytes at hand: see
+   * DiskStream.read.
+   */
+  read(position: number, length: number): Bytes | Promise<Bytes> {
     const { file } = this
     const { blockSize } = this.path.options
     const { first, end } = blocksOf(position, length, file.size, blockSize)
@@ -199,16 +203,24 @@ class Handle implements ContentHandle {
     }
     const stop = Math.min(file.size, position + length)
     this.streamed = false
-    if (sequential && this.onlyOnDisk(first, end)) {
-      const stream = (this.stream ??= new DiskStream(this.path.disk!, this.path.pool, file.cacheKey, file.size, blockSize, DISK_LOAD_AHEAD_BLOCKS))
-      const lent = await stream.read(first, end, position, stop)
-      if (lent) {
-        this.streamed = true
-        this.prefetch()
-        this.answered = true
-        return lent
-      }
-    }
+    if (!sequential || !this.onlyOnDisk(first, end)) return this.fetched(first, end, position, stop, sequential)
+    const stream = (this.stream ??= new DiskStream(this.path.disk!, this.path.pool, file.cacheKey, file.size, blockSize, DISK_LOAD_AHEAD_BLOCKS))
+    const lent = stream.read(first, end, position, stop)
+    if (!(lent instanceof Promise)) return lent ? this.streamedRead(lent) : this.fetched(first, end, position, stop, sequential)
+    return lent.then((l) => (l ? this.streamedRead(l) : this.fetched(first, end, position, stop, sequential)))
+  }
+
+  private streamedRead(lent: Buffer[]): Buffer[] {
+    this.streamed = true
+    this.prefetch()
+    this.answered = true
+    return lent
+  }
+
+  /** A read the disk stream did not answer: from memory, fetches under way, disk loads or new fetches. */
+  private async fetched(first: number, end: number, position: number, stop: number, sequential: boolean): Promise<Bytes> {
+    const { file } = this
+    const { blockSize } = this.path.options
     // Concurrent reads of one handle each hold what they wait for, so a jump by one
     // read never cancels the fetch another read still waits on.
     const token: ReadToken = { over: false }

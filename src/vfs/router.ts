@@ -168,7 +168,7 @@ export abstract class AreaRouter implements FileSystemCore {
 
   // ---- open files ------------------------------------------------------------------------------
 
-  async read(_path: string, fh: number, length: number, position: number): Promise<Bytes> {
+  read(_path: string, fh: number, length: number, position: number): Bytes | Promise<Bytes> {
     return this.handles.get(fh).read(length, position)
   }
 
