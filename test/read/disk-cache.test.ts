@@ -170,10 +170,10 @@ describe('disk cache', () => {
     const rp = await create(source, small())
     await readAll(rp, file)
     await rp.flush()
-    const root = join(dir, 'blocks-v3')
+    const root = join(dir, 'blocks-v4')
     const folder = join(root, (await readdir(root))[0]!)
     const segment = join(folder, '0.seg')
-    // Its records in file order: block index, length, CRC, then the bytes.
+    // Its records in file order: block index, length, the check, then the bytes.
     const bytes = await readFile(segment)
     const records: Array<{ block: number; at: number; length: number }> = []
     for (let at = 0; at < bytes.length; at += RECORD_HEADER_BYTES + bytes.readUInt32BE(at + 4)) {
@@ -197,14 +197,16 @@ describe('disk cache', () => {
     expect(source.bytesSent - before).toBe(2 * 4 * KiB)
   })
 
-  it('blocks of the earlier layout (a file per block) are removed, without the cache waiting for it', async () => {
+  it('blocks of the earlier layouts (a file per block; segments checked by CRC-32) are removed, without the cache waiting for it', async () => {
     const old = join(dir, 'blocks-v2', 'abc')
     await mkdir(old, { recursive: true })
     for (let i = 0; i < 50; i++) await writeFile(join(old, `${i}.blk`), randomBytes(100))
+    await mkdir(join(dir, 'blocks-v3', 'def'), { recursive: true })
+    await writeFile(join(dir, 'blocks-v3', 'def', '0.seg'), randomBytes(100))
     const cache = await DiskBlockCache.open(dir, 1024 * KiB)
     expect(cache.count).toBe(0)
     await cache.flush()
-    expect(await readdir(dir)).toEqual(['blocks-v3'])
+    expect(await readdir(dir)).toEqual(['blocks-v4'])
   })
 
   it('eviction never removes a block being read', async () => {
