@@ -8,26 +8,34 @@
 // 1 MiB, a block) gets them as they are; reads of parts of one block (libfuse 2 asks 128 KiB)
 // share it, held until the reader has moved past it and every part lent has come back.
 import { spanAt } from '../base/chunk-grid.js'
+import { sumBuffers } from './block-sum.js'
 import { lend } from './bytes.js'
 import type { DiskBlockCache } from './disk-cache.js'
 
 /**
- * Free block buffers kept for the next loads; past that a returned one is left to the GC. The
- * memory budget sets them aside (content.ts, blockCacheBytes).
+ * Block buffers a pool holds, made at its first take; past them, a load takes a fresh buffer
+ * that is left to the GC when given back. The memory budget sets them aside (content.ts,
+ * blockCacheBytes).
  */
 export const POOL_KEEP = 32
 
 export class BlockPool {
-  private readonly free: Buffer[] = []
+  /** Its buffers not in use: in the block check's own memory, so a load's check copies nothing (block-sum.ts). */
+  private free: Buffer[] | null = null
+  private readonly own = new WeakSet<Buffer>()
 
   constructor(readonly blockSize: number) {}
 
   take(): Buffer {
+    if (!this.free) {
+      this.free = sumBuffers(POOL_KEEP, this.blockSize)
+      for (const b of this.free) this.own.add(b)
+    }
     return this.free.pop() ?? Buffer.allocUnsafeSlow(this.blockSize)
   }
 
   give(buffer: Buffer): void {
-    if (this.free.length < POOL_KEEP) this.free.push(buffer)
+    if (this.own.has(buffer)) this.free!.push(buffer)
   }
 }
 
