@@ -3,18 +3,19 @@
 // a file between a write and a read (a crash that leaves a record's bytes zeroed or half
 // written, a flipped bit, bytes of another record or another file where these should be)
 // and cost little: a re-read from the cache checks every byte it serves, and CRC-32
-// (node:zlib, ~3 GB/s on one core here, no carry-less multiply in Node's build) was a fifth
-// of a re-read's CPU.
+// (node:zlib, ~3 GB/s on one core here, no carry-less multiply in Node's build) was about a
+// sixth of a re-read's CPU.
 //
 // The sum: the block, zero-padded to 16 bytes, is taken as 32-bit little-endian words in
 // four lanes (word i in lane i mod 4); each lane keeps, in 64-bit integers, the sum of its
 // words S1 and the sum of its running sums S2 (Fletcher's checksum without a modulus).
 // The check is all eight, 64 bytes; the block's length is checked beside it. For a block of
 // up to 1 MiB a lane has at most 2^16 words, so S1 < 2^48 and S2 < 2^64: both are exact,
-// nothing wraps. What follows for bytes that differ from those summed:
+// nothing wraps (for larger blocks S2 wraps, and what follows still holds below 16 GiB).
+// What follows for bytes that differ from those summed:
 // - a change to one word of a lane (any bits of 4 bytes, one flipped bit) changes S1;
 // - a change to two words of a lane that leaves S1 alone (+d at one, -d at the other)
-//   changes S2 by d times their distance, never 0;
+//   changes S2 by d times their distance, below 2^62 and never 0;
 // - bytes zeroed (a torn write), in any number of words: S1 only falls, as words are
 //   unsigned, so it differs unless they were zero already;
 // - other bytes in place of these (another block, a shifted offset) match only if all
