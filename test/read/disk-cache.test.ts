@@ -125,6 +125,41 @@ describe('disk cache', () => {
     h.close()
   })
 
+  it('regression: a block missing from the disk cache does not keep the rest of a re-read off the stream', async () => {
+    const source = new MemorySource()
+    const block = SMALL_GRID.blockSize!
+    const step = block / 4
+    const data = randomBytes(40 * block)
+    const file = source.add('f', data)
+    const first = await create(source, small())
+    expect((await readAll(first, file)).equals(data)).toBe(true)
+    await first.flush()
+    // Block 5's bytes damaged on disk: it fails its check and is fetched again.
+    const root = join(dir, 'blocks-v4')
+    const segment = join(root, (await readdir(root))[0]!, '0.seg')
+    const bytes = await readFile(segment)
+    for (let at = 0; at < bytes.length; at += RECORD_HEADER_BYTES + bytes.readUInt32BE(at + 4)) {
+      if (bytes.readUInt32BE(at) === 5) bytes[at + RECORD_HEADER_BYTES + 7]! ^= 0xff
+    }
+    await writeFile(segment, bytes)
+    // A memory cache that could hold the whole file: blocks loaded into it stay there.
+    const second = await create(source, { ...small(), memoryCacheBytes: 4 * 1024 * KiB })
+    const h = second.open(file)
+    const before = source.bytesSent
+    for (let pos = 0; pos < data.length; pos += step) {
+      const answer = h.read(pos, step)
+      // Well past the damaged block, parts of held blocks come at once again.
+      if (pos >= 16 * block && pos % block !== 0) expect(answer).not.toBeInstanceOf(Promise)
+      const got = await answer
+      expect(toBuffer(got).equals(data.subarray(pos, pos + step))).toBe(true)
+      giveBack(got)
+    }
+    h.close()
+    // Only the damaged block's neighbourhood came from the service again.
+    expect(source.bytesSent - before).toBeGreaterThan(0)
+    expect(source.bytesSent - before).toBeLessThanOrEqual(SMALL_GRID.pieceSize!)
+  })
+
   it('a changed cacheKey never returns old bytes', async () => {
     const source = new MemorySource()
     const v1 = source.add('f', Buffer.alloc(40 * KiB, 1), { key: 'v1' })
