@@ -178,19 +178,25 @@ export class FuseAdapter {
         if (!this.accepting) return [-ERRNO.ESHUTDOWN]
         return this.opened('open', path, st, await core.open(path, flags))
       })
-    ops.read = (path: string, fh: number, buf: Buffer, len: number, pos: number, cb: Answer) =>
+    ops.read = (path: string, fh: number, buf: Buffer, len: number, pos: number, cb: Answer) => {
+      let data: unknown
+      try {
+        data = core.read(path, fh, len, pos)
+      } catch (err) {
+        data = Promise.reject(err)
+      }
+      // Bytes at hand are answered at once: nothing is waited for, so no deadline is set.
+      if (isBytes(data)) return cb(copyOut(data, buf, len))
       this.run('read', path, cb, async (st) => {
-        const data = await core.read(path, fh, len, pos)
-        if (!isBytes(data) || bytesLength(data) > len) return [-ERRNO.EIO]
+        const bytes = await data
         // buf is fuse-native's view of libfuse memory: detached once answered.
-        try {
-          if (st.answered) return [-ERRNO.EIO]
-          return [copyBytes(data, buf)]
-        } finally {
-          // Copied, or never to be: buffers lent by the read path may serve the next read.
-          giveBack(data)
+        if (st.answered) {
+          if (isBytes(bytes)) giveBack(bytes)
+          return [-ERRNO.EIO]
         }
+        return [copyOut(bytes, buf, len)]
       })
+    }
     ops.release = (path: string, fh: number, cb: Answer) =>
       this.run('release', path, cb, async () => {
         try {
@@ -328,6 +334,19 @@ export class FuseAdapter {
         })
     }
     return ops
+  }
+}
+
+/**
+ * A read's answer: the bytes copied into fuse-native's buffer and their count, or -EIO for
+ * anything but bytes that fit. Bytes lent by the read path go back once copied.
+ */
+function copyOut(data: unknown, buf: Buffer, len: number): number {
+  if (!isBytes(data) || bytesLength(data) > len) return -ERRNO.EIO
+  try {
+    return copyBytes(data, buf)
+  } finally {
+    giveBack(data)
   }
 }
 

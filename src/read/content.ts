@@ -61,10 +61,10 @@ export class ReadPath implements FileContent {
     this.buffers = new BlockBuffers(options.blockSize, FREE_BUFFERS_KEPT)
     this.memory = new MemoryBlockCache(cacheBytes, this.buffers)
     this.pool = new BlockPool(options.blockSize)
-    this.fetcher = new BlockFetcher(source, options, (file, block, data, crc) => {
+    this.fetcher = new BlockFetcher(source, options, (file, block, data) => {
       this.memory.set(blockKey(file.cacheKey, block), data)
       // Held until written, so its buffer is not used again under the write.
-      if (this.disk && this.buffers.hold(data)) void this.disk.put(file.cacheKey, block, data, crc).finally(() => this.buffers.release(data))
+      if (this.disk && this.buffers.hold(data)) void this.disk.put(file.cacheKey, block, data).finally(() => this.buffers.release(data))
     }, this.buffers, log ? troubleLog(log, options.deadlineMs) : {})
   }
 
@@ -181,8 +181,6 @@ class Handle implements ContentHandle {
   private diskLoadedTo = 0
   /** Blocks read straight from the disk cache, made at the first such read. */
   private stream: DiskStream | null = null
-  /** The last read came from the stream: blocks ahead are loaded by it, not into memory. */
-  private streamed = false
 
   constructor(
     private readonly path: ReadPath,
@@ -191,7 +189,11 @@ class Handle implements ContentHandle {
     this.pattern = new AccessPattern(path.options)
   }
 
-  async read(position: number, length: number): Promise<Bytes> {
+  /**
+   * Answered at once (not through a promise) when the disk stream has the bytes at hand: see
+   * DiskStream.read.
+   */
+  read(position: number, length: number): Bytes | Promise<Bytes> {
     const { file } = this
     const { blockSize } = this.path.options
     const { first, end } = blocksOf(position, length, file.size, blockSize)
@@ -205,17 +207,23 @@ class Handle implements ContentHandle {
       this.stream?.reset()
     }
     const stop = Math.min(file.size, position + length)
-    this.streamed = false
-    if (sequential && this.onlyOnDisk(first, end)) {
-      const stream = (this.stream ??= new DiskStream(this.path.disk!, this.path.pool, file.cacheKey, file.size, blockSize, DISK_LOAD_AHEAD_BLOCKS))
-      const lent = await stream.read(first, end, position, stop)
-      if (lent) {
-        this.streamed = true
-        this.prefetch()
-        this.answered = true
-        return lent
-      }
-    }
+    if (!sequential || !this.onlyOnDisk(first, end)) return this.fetched(first, end, position, stop, length, sequential)
+    const stream = (this.stream ??= new DiskStream(this.path.disk!, this.path.pool, file.cacheKey, file.size, blockSize, DISK_LOAD_AHEAD_BLOCKS))
+    const lent = stream.read(first, end, position, stop)
+    if (!(lent instanceof Promise)) return lent ? this.streamedRead(lent) : this.fetched(first, end, position, stop, length, sequential)
+    return lent.then((l) => (l ? this.streamedRead(l) : this.fetched(first, end, position, stop, length, sequential)))
+  }
+
+  private streamedRead(lent: Buffer[]): Buffer[] {
+    this.prefetch()
+    this.answered = true
+    return lent
+  }
+
+  /** A read the disk stream did not answer: from memory, fetches under way, disk loads or new fetches. */
+  private async fetched(first: number, end: number, position: number, stop: number, length: number, sequential: boolean): Promise<Bytes> {
+    const { file } = this
+    const { blockSize } = this.path.options
     // Concurrent reads of one handle each hold what they wait for, so a jump by one
     // read never cancels the fetch another read still waits on.
     const token: ReadToken = { over: false }
@@ -391,8 +399,10 @@ class Handle implements ContentHandle {
     const to = Math.min(Math.ceil((this.pattern.position + ahead) / blockSize), Math.ceil(file.size / blockSize))
     if (to > this.prefetchedTo) this.prefetchedTo = to
     // Blocks only on disk are loaded a few ahead too: a re-read waited on one disk read per block.
-    // (A reader the stream serves has it load them ahead instead.)
-    const diskTo = this.streamed ? here : Math.min(to, here + DISK_LOAD_AHEAD_BLOCKS)
+    // A reader the stream has served leaves them to it: loaded into memory here, they kept its
+    // next reads off the stream, and one block missing from the disk cache made the rest of a
+    // re-read go through memory at about three times the CPU.
+    const diskTo = this.stream ? here : Math.min(to, here + DISK_LOAD_AHEAD_BLOCKS)
     for (let b = Math.max(here, this.diskLoadedTo); b < diskTo; b++) {
       if (!path.memory.has(blockKey(file.cacheKey, b)) && path.disk?.has(file.cacheKey, b)) void path.loadFromDisk(file, b)
     }

@@ -1,32 +1,32 @@
 // Verified blocks on disk, in the user cache folder, bounded in bytes, surviving a
-// remount. Layout: <dir>/blocks-v3/<file>/<segment>.seg, where <file> is a hash of
+// remount. Layout: <dir>/blocks-v4/<file>/<segment>.seg, where <file> is a hash of
 // RemoteFile.cacheKey (so a replaced file, having a new key, can never find the old
 // bytes) and a segment holds up to BLOCKS_PER_SEGMENT neighbouring blocks, each appended
-// as a record: block index, length and CRC-32, then the bytes. A file per block cost this
+// as a record: block index, length and the block's check (block-sum.ts), then the bytes. A file per block cost this
 // machine's ext4 several seconds of system time per GiB cached (creating a file is the
 // expensive part), about a third of a cold read's CPU; a segment is created once per 16.
 //
 // Blocks were verified before they got here. A record a crash tore or a disk damaged
-// fails its CRC on load and is dropped, so no fsync is needed (one per block cost more
+// fails its check on load and is dropped, so no fsync is needed (one per block cost more
 // CPU than the rest of a cold read together). An MD5 per block would cost a second hash
-// of every byte received, since the service hashes pieces, not blocks; CRC-32 runs at
-// memory speed. The index lives in memory and is rebuilt from the segments' record
+// of every byte received, since the service hashes pieces, not blocks; the check runs at
+// several times CRC-32's speed. The index lives in memory and is rebuilt from the segments' record
 // headers at start. Eviction goes by whole segments, least recently used first, recency
 // carried across mounts by the segments' mtimes. Disk I/O is all async.
 import { createHash } from 'node:crypto'
 import { constants as FS } from 'node:fs'
 import { mkdir, open, readdir, rm, stat, unlink, utimes, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
-import { crc32 } from 'node:zlib'
 import PQueue from 'p-queue'
 import { writeParts } from '../api/file-io.js'
+import { BLOCK_SUM_BYTES, blockSum, blockSumIs } from './block-sum.js'
 import { bytesLength } from './bytes.js'
 import type { Block } from './memory-cache.js'
 
 /** Neighbouring blocks kept in one segment file. */
 const BLOCKS_PER_SEGMENT = 16
-/** Bytes of a record's header: block index, length, CRC-32 of the bytes (u32 each, big-endian). */
-export const RECORD_HEADER_BYTES = 12
+/** Bytes of a record's header: block index and length (u32 each, big-endian), then the bytes' check. */
+export const RECORD_HEADER_BYTES = 8 + BLOCK_SUM_BYTES
 const SEGMENT_NAME = /^(\d+)\.seg$/
 /**
  * Bytes of blocks waiting to be written at most; past that a block is not cached (the cache
@@ -76,7 +76,8 @@ interface BlockRecord {
   /** Where the block's bytes start in the segment (after its record header). */
   offset: number
   length: number
-  crc: number
+  /** The bytes' check (block-sum.ts). */
+  sum: Buffer
 }
 
 export class DiskBlockCache {
@@ -105,10 +106,10 @@ export class DiskBlockCache {
 
   /** Opens the cache in `dir`, rebuilding the index from what is there. */
   static async open(dir: string, maxBytes: number): Promise<DiskBlockCache> {
-    const cache = new DiskBlockCache(join(dir, 'blocks-v3'), maxBytes)
+    const cache = new DiskBlockCache(join(dir, 'blocks-v4'), maxBytes)
     // Blocks of earlier layouts (a file per block) are never read again. Removed in the
     // background: 10 GiB of them is ten thousand files, seconds the mount need not wait for.
-    cache.oldLayouts = Promise.all(['blocks-v1', 'blocks-v2'].map((old) => rm(join(dir, old), { recursive: true, force: true })))
+    cache.oldLayouts = Promise.all(['blocks-v1', 'blocks-v2', 'blocks-v3'].map((old) => rm(join(dir, old), { recursive: true, force: true })))
       .then(() => undefined, () => undefined)
     await cache.rebuild()
     return cache
@@ -138,8 +139,8 @@ export class DiskBlockCache {
           const key = `${fileId}/${r.block}`
           const old = this.records.get(key)
           if (old) old.segment.blocks.delete(key)
-          // A block written again (after its CRC failed) is the later record.
-          this.records.set(key, { segment, offset: r.offset, length: r.length, crc: r.crc })
+          // A block written again (after its check failed) is the later record.
+          this.records.set(key, { segment, offset: r.offset, length: r.length, sum: r.sum })
           segment.blocks.add(key)
         }
         found.push(segment)
@@ -186,7 +187,7 @@ export class DiskBlockCache {
     } finally {
       segment.pins--
     }
-    const intact = data !== undefined && (crc32(data) >>> 0) === record.crc
+    const intact = data !== undefined && blockSumIs(data, record.sum)
     if (this.records.get(key) !== record) return intact ? data : undefined
     if (!intact) {
       // Its bytes stay in the segment until the segment goes; the block is fetched again.
@@ -209,9 +210,8 @@ export class DiskBlockCache {
   /**
    * Stores a verified block in the background. The returned promise is only for tests
    * and shutdown; a failure (disk full, folder gone) just leaves the block uncached.
-   * `knownCrc`: the bytes' CRC-32 when the caller has it already (worked out while hashing).
    */
-  put(cacheKey: string, block: number, parts: Block, knownCrc?: number): Promise<void> {
+  put(cacheKey: string, block: number, parts: Block): Promise<void> {
     const fileId = this.fileId(cacheKey)
     const key = `${fileId}/${block}`
     const length = bytesLength(parts)
@@ -252,16 +252,14 @@ export class DiskBlockCache {
         try {
           // The bytes evicted for this record leave the disk before it lands.
           await Promise.all([segment.ready, ...unlinks, ...this.unlinking])
-          let crc = knownCrc ?? 0
-          if (knownCrc === undefined) for (const p of parts) crc = crc32(p, crc)
-          crc >>>= 0
+          const sum = blockSum(parts)
           const header = Buffer.allocUnsafe(RECORD_HEADER_BYTES)
           header.writeUInt32BE(block >>> 0, 0)
           header.writeUInt32BE(length, 4)
-          header.writeUInt32BE(crc, 8)
+          sum.copy(header, 8)
           await writeParts(await this.fileOf(segment), [header, ...parts], offset)
           if (this.segments.get(segKey) === segment) {
-            this.records.set(key, { segment, offset: offset + RECORD_HEADER_BYTES, length, crc })
+            this.records.set(key, { segment, offset: offset + RECORD_HEADER_BYTES, length, sum })
             segment.blocks.add(key)
           }
         } catch {
@@ -366,7 +364,7 @@ async function readRecords(path: string, size: number): Promise<StoredRecord[]> 
       const length = header.readUInt32BE(4)
       const next = at + RECORD_HEADER_BYTES + length
       if (next > size) break
-      out.push({ block: header.readUInt32BE(0), offset: at + RECORD_HEADER_BYTES, length, crc: header.readUInt32BE(8) })
+      out.push({ block: header.readUInt32BE(0), offset: at + RECORD_HEADER_BYTES, length, sum: Buffer.from(header.subarray(8)) })
       at = next
     }
   } finally {

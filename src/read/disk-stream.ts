@@ -8,26 +8,34 @@
 // 1 MiB, a block) gets them as they are; reads of parts of one block (libfuse 2 asks 128 KiB)
 // share it, held until the reader has moved past it and every part lent has come back.
 import { spanAt } from '../base/chunk-grid.js'
+import { sumBuffers } from './block-sum.js'
 import { lend } from './bytes.js'
 import type { DiskBlockCache } from './disk-cache.js'
 
 /**
- * Free block buffers kept for the next loads; past that a returned one is left to the GC. The
- * memory budget sets them aside (content.ts, blockCacheBytes).
+ * Block buffers a pool holds, made at its first take; past them, a load takes a fresh buffer
+ * that is left to the GC when given back. The memory budget sets them aside (content.ts,
+ * blockCacheBytes).
  */
 export const POOL_KEEP = 32
 
 export class BlockPool {
-  private readonly free: Buffer[] = []
+  /** Its buffers not in use: in the block check's own memory, so a load's check copies nothing (block-sum.ts). */
+  private free: Buffer[] | null = null
+  private readonly own = new WeakSet<Buffer>()
 
   constructor(readonly blockSize: number) {}
 
   take(): Buffer {
+    if (!this.free) {
+      this.free = sumBuffers(POOL_KEEP, this.blockSize)
+      for (const b of this.free) this.own.add(b)
+    }
     return this.free.pop() ?? Buffer.allocUnsafeSlow(this.blockSize)
   }
 
   give(buffer: Buffer): void {
-    if (this.free.length < POOL_KEEP) this.free.push(buffer)
+    if (this.own.has(buffer)) this.free!.push(buffer)
   }
 }
 
@@ -45,9 +53,19 @@ interface HeldBlock {
   retired: boolean
 }
 
+/** Bytes lent (bytes.ts), or undefined: not asked that way, or a block not on disk. */
+export type Lent = Buffer[] | undefined
+
+/** A load of a block ahead of the reader; `done` once it settled, with the block when it succeeded. */
+interface Load {
+  promise: Promise<LoadedBlock | undefined>
+  done: boolean
+  block: LoadedBlock | undefined
+}
+
 export class DiskStream {
   /** Blocks loaded (or being loaded) ahead of the reader, owned by it. */
-  private readonly ahead = new Map<number, Promise<LoadedBlock | undefined>>()
+  private readonly ahead = new Map<number, Load>()
   private held: HeldBlock | null = null
 
   constructor(
@@ -63,27 +81,41 @@ export class DiskStream {
   /**
    * Bytes [from, to) of blocks [first, end), lent (bytes.ts): whole blocks, or a part of one
    * block. Undefined when that is not how they are asked, or a block is not on disk.
+   * Answered at once, not through a promise, when nothing needs waiting for (the block is
+   * held, or was loaded ahead): a libfuse 2 reader asks 8192 times per GiB, and the promises
+   * and ticks of an asynchronous answer each time were a good part of a re-read's CPU.
    */
-  async read(first: number, end: number, from: number, to: number): Promise<Buffer[] | undefined> {
+  read(first: number, end: number, from: number, to: number): Lent | Promise<Lent> {
     const base = first * this.blockSize
     if (from === base && to === Math.min(this.fileSize, end * this.blockSize)) {
-      const blocks = await this.take(first, end)
-      return blocks && lend(blocks.map((b) => b.data), () => this.giveBack(blocks))
+      const blocks = this.take(first, end)
+      return blocks instanceof Promise ? blocks.then((b) => this.lendWhole(b)) : this.lendWhole(blocks)
     }
     if (end - first !== 1) return undefined
-    if (this.held?.block !== first) {
-      const blocks = await this.take(first, end)
-      if (!blocks) return undefined
-      // Another read of this block may have taken it while this one waited: one is held.
-      if (this.held?.block === first) this.giveBack(blocks)
-      else {
-        this.retire()
-        this.held = { block: first, loaded: blocks[0]!, lends: 0, retired: false }
-      }
+    if (this.held?.block === first) return this.lendPart(this.held, from - base, to - base)
+    const blocks = this.take(first, end)
+    return blocks instanceof Promise ? blocks.then((b) => this.hold(first, b, from - base, to - base)) : this.hold(first, blocks, from - base, to - base)
+  }
+
+  private lendWhole(blocks: LoadedBlock[] | undefined): Lent {
+    return blocks && lend(blocks.map((b) => b.data), () => this.giveBack(blocks))
+  }
+
+  /** Holds the loaded block (parts of it are lent until the reader moves on) and lends [from, to) of it. */
+  private hold(block: number, blocks: LoadedBlock[] | undefined, from: number, to: number): Lent {
+    if (!blocks) return undefined
+    // Another read of this block may have taken it while this one waited: one is held.
+    if (this.held?.block === block) this.giveBack(blocks)
+    else {
+      this.retire()
+      this.held = { block, loaded: blocks[0]!, lends: 0, retired: false }
     }
-    const held = this.held!
+    return this.lendPart(this.held!, from, to)
+  }
+
+  private lendPart(held: HeldBlock, from: number, to: number): Lent {
     held.lends++
-    return lend([held.loaded.data.subarray(from - base, to - base)], () => {
+    return lend([held.loaded.data.subarray(from, to)], () => {
       held.lends--
       if (held.retired && held.lends === 0) this.pool.give(held.loaded.buffer)
     })
@@ -100,10 +132,11 @@ export class DiskStream {
   /**
    * Blocks [first, end), each read into a pooled buffer the caller now owns (give each back
    * with giveBack), and the next `depth` loaded ahead; undefined when one is not on disk
-   * or fails its check (what was loaded goes back to the pool).
+   * or fails its check (what was loaded goes back to the pool). At once when every one of
+   * them was loaded already.
    */
-  private async take(first: number, end: number): Promise<LoadedBlock[] | undefined> {
-    const loads: Promise<LoadedBlock | undefined>[] = []
+  private take(first: number, end: number): LoadedBlock[] | undefined | Promise<LoadedBlock[] | undefined> {
+    const loads: Load[] = []
     for (let b = first; b < end; b++) {
       loads.push(this.ahead.get(b) ?? this.load(b))
       this.ahead.delete(b)
@@ -113,7 +146,12 @@ export class DiskStream {
     for (let b = end; b < Math.min(blocks, end + this.depth); b++) {
       if (!this.ahead.has(b) && this.disk.has(this.cacheKey, b)) this.ahead.set(b, this.load(b))
     }
-    const got = await Promise.all(loads)
+    if (loads.every((l) => l.done)) return this.whole(loads.map((l) => l.block))
+    return Promise.all(loads.map((l) => l.promise)).then((got) => this.whole(got))
+  }
+
+  /** The blocks when every one loaded; otherwise those that did go back, and undefined. */
+  private whole(got: (LoadedBlock | undefined)[]): LoadedBlock[] | undefined {
     if (got.every((g) => g !== undefined)) return got as LoadedBlock[]
     this.giveBack(got.filter((g): g is LoadedBlock => g !== undefined))
     return undefined
@@ -132,22 +170,26 @@ export class DiskStream {
   private drop(block: number): void {
     const load = this.ahead.get(block)
     this.ahead.delete(block)
-    void load?.then((b) => b && this.pool.give(b.buffer))
+    void load?.promise.then((b) => b && this.pool.give(b.buffer))
   }
 
-  private load(block: number): Promise<LoadedBlock | undefined> {
+  private load(block: number): Load {
     const buffer = this.pool.take()
     const span = spanAt(block, this.fileSize, this.blockSize)
-    return this.disk.get(this.cacheKey, block, span.end - span.start, buffer).then(
+    const load: Load = { promise: undefined!, done: false, block: undefined }
+    load.promise = this.disk.get(this.cacheKey, block, span.end - span.start, buffer).then(
       (data) => {
-        if (data && data.buffer === buffer.buffer) return { data, buffer }
+        load.done = true
+        if (data && data.buffer === buffer.buffer) return (load.block = { data, buffer })
         this.pool.give(buffer)
         return undefined
       },
       () => {
+        load.done = true
         this.pool.give(buffer)
         return undefined
       },
     )
+    return load
   }
 }

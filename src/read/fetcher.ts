@@ -15,7 +15,7 @@ import type { RetryOptions } from '../api/options.js'
 import { abortable, asNetworkError, contiguousRuns, gaveUp, type Trouble } from './fetch-util.js'
 import { spanAt, spansWithin, type Span } from '../base/chunk-grid.js'
 import { blockKey, type Block } from './memory-cache.js'
-import { pieceSums, warmPieceHashers, type PieceSums } from './piece-hash.js'
+import { pieceMd5, warmPieceHashers } from './piece-hash.js'
 import type { BlockBuffers, PooledBuffer } from './block-buffers.js'
 import { RangeHashes } from './range-hashes.js'
 import { readSpan } from './span-read.js'
@@ -42,8 +42,8 @@ export interface FetchEvents {
   failed?(fetch: Fetch, error: unknown): void
 }
 
-/** Where verified blocks go (the caches), called before any waiter is resolved; `crc`: the block's CRC-32. */
-export type VerifiedSink = (file: RemoteFile, block: number, data: Block, crc: number) => void
+/** Where verified blocks go (the caches), called before any waiter is resolved. */
+export type VerifiedSink = (file: RemoteFile, block: number, data: Block) => void
 
 interface PendingBlock {
   promise: Promise<Block>
@@ -260,9 +260,9 @@ export class BlockFetcher {
     this.events.retrying?.(fetch, e.error)
   }
 
-  private deliver(file: RemoteFile, block: number, data: Block, crc: number): void {
+  private deliver(file: RemoteFile, block: number, data: Block): void {
     const key = blockKey(file.cacheKey, block)
-    this.sink(file, block, data, crc)
+    this.sink(file, block, data)
     const p = this.pending.get(key)
     this.pending.delete(key)
     p?.resolve(data)
@@ -418,28 +418,28 @@ export class BlockFetcher {
     const first = Math.floor(state.span.start / blockSize)
     const parts = buffers.map((memory, i) => ({ memory: memory.memory, length: spanAt(first + i, file.size, blockSize).end - (first + i) * blockSize }))
     let expected: string
-    let actual: PieceSums
+    let actual: string
     try {
-      ;[expected, actual] = await Promise.all([this.expectedHash(fetch, state.span), pieceSums(parts)])
+      ;[expected, actual] = await Promise.all([this.expectedHash(fetch, state.span), pieceMd5(parts)])
     } catch (e) {
       // Could not learn a hash within the deadline: the piece is tried again like any fault.
       for (const b of buffers) this.buffers.drop(b)
       if (!signal.aborted) state.failure = asNetworkError(e)
       return
     }
-    if (expected !== actual.md5) {
+    if (expected !== actual) {
       for (const b of buffers) this.buffers.drop(b)
       this.stats.mismatches++
       // Either side may be the damaged one: the bytes and the hash are both asked again.
       this.hashes.forget(file, state.span)
-      state.failure = new IntegrityError(`bytes ${state.span.start}-${state.span.end - 1} of ${file.fileName} do not match their hash`, expected, actual.md5)
+      state.failure = new IntegrityError(`bytes ${state.span.start}-${state.span.end - 1} of ${file.fileName} do not match their hash`, expected, actual)
       return
     }
     state.done = true
     state.failure = null
     this.extend(fetch)
     const blocks = buffers.map((buffer, i) => this.buffers.seal(buffer, parts[i]!.length))
-    blocks.forEach((block, i) => this.deliver(file, first + i, block, actual.crcs[i]!))
+    blocks.forEach((block, i) => this.deliver(file, first + i, block))
     // The fetch holds the blocks until the next turn of the event loop: every read waiting
     // for one holds it as its promise settles, before that. Then the caches and those reads
     // hold them, or nobody does and their buffers are free again.

@@ -11,12 +11,6 @@ import { WorkerPool } from '../base/worker-pool.js'
 /** Worker threads hashing pieces (one keeps up with a link of ~700 MB/s). */
 const WORKERS = Math.min(2, availableParallelism())
 
-/** A piece's MD5 (lowercase hex) and each of its blocks' CRC-32. */
-export interface PieceSums {
-  md5: string
-  crcs: number[]
-}
-
 /** One block of a piece: the shared memory it is in, and how many of its bytes are the piece's. */
 export interface PiecePart {
   memory: Buffer
@@ -27,24 +21,18 @@ type HashJob = { parts: Array<{ sab: SharedArrayBuffer; offset: number; length: 
 
 const HANDLER = `
 const { createHash } = require('node:crypto')
-const { crc32 } = require('node:zlib')
 function handle({ parts }) {
   const md5 = createHash('md5')
-  const crcs = []
-  for (const { sab, offset, length } of parts) {
-    const bytes = new Uint8Array(sab, offset, length)
-    md5.update(bytes)
-    crcs.push(crc32(bytes) >>> 0)
-  }
-  return { md5: md5.digest('hex'), crcs }
+  for (const { sab, offset, length } of parts) md5.update(new Uint8Array(sab, offset, length))
+  return md5.digest('hex')
 }
 `
 
-let workers: WorkerPool<HashJob, PieceSums> | null = null
+let workers: WorkerPool<HashJob, string> | null = null
 
 /** The process's hashing threads, made on first use. */
-function pool(): WorkerPool<HashJob, PieceSums> {
-  return (workers ??= new WorkerPool<HashJob, PieceSums>(HANDLER, WORKERS))
+function pool(): WorkerPool<HashJob, string> {
+  return (workers ??= new WorkerPool<HashJob, string>(HANDLER, WORKERS))
 }
 
 /** Starts the hashing threads now: a mount's first read (a file manager's first peek) would otherwise wait for them. */
@@ -52,8 +40,8 @@ export function warmPieceHashers(): void {
   pool().warm()
 }
 
-/** The MD5 of the parts' bytes in order, and the CRC-32 of each part. */
-export function pieceSums(parts: readonly PiecePart[]): Promise<PieceSums> {
+/** The lowercase hex MD5 of the parts' bytes in order. */
+export function pieceMd5(parts: readonly PiecePart[]): Promise<string> {
   return pool().run({
     parts: parts.map((p) => ({ sab: p.memory.buffer as SharedArrayBuffer, offset: p.memory.byteOffset, length: p.length })),
   })

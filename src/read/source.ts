@@ -59,8 +59,11 @@ export interface FileContent {
 }
 
 export interface ContentHandle {
-  /** Up to `length` bytes at `position` (fewer only at end of file), verified; as parts, not copied together. */
-  read(position: number, length: number): Promise<Bytes>
+  /**
+   * Up to `length` bytes at `position` (fewer only at end of file), verified; as parts, not
+   * copied together. At once, without a promise, when they are at hand.
+   */
+  read(position: number, length: number): Bytes | Promise<Bytes>
   /** The handle is gone (release): stop its prefetch. */
   close(): void
 }

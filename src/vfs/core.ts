@@ -53,7 +53,12 @@ export interface FileSystemCore {
   open(path: string, flags: OpenFlags): Promise<number>
   /** True when the handle's text changes while it is open: every read must reach read(), past any size the kernel cached. */
   isLive?(fh: number): boolean
-  read(path: string, fh: number, length: number, position: number): Promise<Bytes>
+  /**
+   * At once, without a promise, when the bytes are at hand: a sequential re-read asks
+   * thousands of times per GiB, and the FUSE adapter then answers with no deadline timer
+   * and no promise ticks.
+   */
+  read(path: string, fh: number, length: number, position: number): Bytes | Promise<Bytes>
   release(path: string, fh: number): Promise<void>
   statfs(path: string): Promise<StatFs>
   getxattr(path: string, name: string): Promise<Buffer>

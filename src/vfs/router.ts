@@ -168,8 +168,13 @@ export abstract class AreaRouter implements FileSystemCore {
 
   // ---- open files ------------------------------------------------------------------------------
 
-  async read(_path: string, fh: number, length: number, position: number): Promise<Bytes> {
-    return this.handles.get(fh).read(length, position)
+  read(_path: string, fh: number, length: number, position: number): Bytes | Promise<Bytes> {
+    // Bytes may come at once; a failure (an unknown handle) still comes as a rejection.
+    try {
+      return this.handles.get(fh).read(length, position)
+    } catch (err) {
+      return Promise.reject(err)
+    }
   }
 
   async write(_path: string, fh: number, data: Buffer, position: number): Promise<number> {

@@ -43,6 +43,19 @@ describe('reading through the adapter', () => {
   })
 })
 
+describe('reads answered at once', () => {
+  it('bytes the core has at hand (no promise) are served, and every lent buffer comes back', async () => {
+    const core = sampleCore()
+    core.atOnce = true
+    const m = await mountCore(core)
+    const md5 = await run('md5sum', [path.join(m.dir, 'big.bin')])
+    expect(md5.stdout.split(' ')[0]).toBe(createHash('md5').update(big).digest('hex'))
+    expect((await run('cat', [path.join(m.dir, 'hello.txt')])).stdout).toBe('hello world\n')
+    expect(core.readsAtOnce).toBeGreaterThan(0)
+    expect(core.givenBack).toBe(core.readsAtOnce)
+  })
+})
+
 describe('errors become errno', () => {
   it('shows FsError codes and a 401 to cat and ls', async () => {
     const core = sampleCore()

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import type { Bytes } from '../../src/read/bytes.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
 import { mountCore, run, startDaemon, tempDir, TEST_MOUNT_SETTINGS, useMounts } from '../support/mount.js'
 import { MemoryCore } from './fixtures/memory-core.js'
@@ -56,7 +57,7 @@ class GatheringCore extends MemoryCore {
     super()
   }
 
-  override async read(path: string, fh: number, length: number, position: number): Promise<Buffer> {
+  override async read(path: string, fh: number, length: number, position: number): Promise<Bytes> {
     this.most = Math.max(this.most, ++this.waiting)
     if (this.waiting >= this.want) for (const wake of this.wakers.splice(0)) wake()
     else await new Promise<void>((resolve) => (this.wakers.push(resolve), setTimeout(resolve, 1000)))

@@ -100,6 +100,66 @@ describe('disk cache', () => {
     expect(buffers.size).toBeLessThanOrEqual(12)
   })
 
+  it('parts of a block the re-read holds are answered at once, not through a promise', async () => {
+    const source = new MemorySource()
+    const block = SMALL_GRID.blockSize!
+    const step = block / 4
+    const data = randomBytes(16 * block)
+    const file = source.add('f', data)
+    const first = await create(source, small())
+    expect((await readAll(first, file)).equals(data)).toBe(true)
+    await first.flush()
+    source.offline = true
+    const second = await create(source, small())
+    const h = second.open(file)
+    for (let pos = 0; pos < data.length; pos += step) {
+      const answer = h.read(pos, step)
+      // Past the first block (a run's first read is not yet sequential, its second starts the
+      // stream), the first part of each block may wait for its load; the other three come
+      // from the held block.
+      if (pos >= block && pos % block !== 0) expect(answer).not.toBeInstanceOf(Promise)
+      const got = await answer
+      expect(toBuffer(got).equals(data.subarray(pos, pos + step))).toBe(true)
+      giveBack(got)
+    }
+    h.close()
+  })
+
+  it('regression: a block missing from the disk cache does not keep the rest of a re-read off the stream', async () => {
+    const source = new MemorySource()
+    const block = SMALL_GRID.blockSize!
+    const step = block / 4
+    const data = randomBytes(40 * block)
+    const file = source.add('f', data)
+    const first = await create(source, small())
+    expect((await readAll(first, file)).equals(data)).toBe(true)
+    await first.flush()
+    // Block 5's bytes damaged on disk: it fails its check and is fetched again.
+    const root = join(dir, 'blocks-v4')
+    const segment = join(root, (await readdir(root))[0]!, '0.seg')
+    const bytes = await readFile(segment)
+    for (let at = 0; at < bytes.length; at += RECORD_HEADER_BYTES + bytes.readUInt32BE(at + 4)) {
+      if (bytes.readUInt32BE(at) === 5) bytes[at + RECORD_HEADER_BYTES + 7]! ^= 0xff
+    }
+    await writeFile(segment, bytes)
+    // A memory cache that could hold the whole file: blocks loaded into it stay there.
+    const second = await create(source, { ...small(), memoryCacheBytes: 4 * 1024 * KiB })
+    const h = second.open(file)
+    const before = source.bytesSent
+    for (let pos = 0; pos < data.length; pos += step) {
+      const answer = h.read(pos, step)
+      // Well past the damaged block, parts of held blocks come at once again.
+      if (pos >= 16 * block && pos % block !== 0) expect(answer).not.toBeInstanceOf(Promise)
+      const got = await answer
+      expect(toBuffer(got).equals(data.subarray(pos, pos + step))).toBe(true)
+      giveBack(got)
+    }
+    h.close()
+    // Only the damaged block's neighbourhood came from the service again.
+    expect(source.bytesSent - before).toBeGreaterThan(0)
+    expect(source.bytesSent - before).toBeLessThanOrEqual(SMALL_GRID.pieceSize!)
+  })
+
   it('a changed cacheKey never returns old bytes', async () => {
     const source = new MemorySource()
     const v1 = source.add('f', Buffer.alloc(40 * KiB, 1), { key: 'v1' })
@@ -145,10 +205,10 @@ describe('disk cache', () => {
     const rp = await create(source, small())
     await readAll(rp, file)
     await rp.flush()
-    const root = join(dir, 'blocks-v3')
+    const root = join(dir, 'blocks-v4')
     const folder = join(root, (await readdir(root))[0]!)
     const segment = join(folder, '0.seg')
-    // Its records in file order: block index, length, CRC, then the bytes.
+    // Its records in file order: block index, length, the check, then the bytes.
     const bytes = await readFile(segment)
     const records: Array<{ block: number; at: number; length: number }> = []
     for (let at = 0; at < bytes.length; at += RECORD_HEADER_BYTES + bytes.readUInt32BE(at + 4)) {
@@ -172,14 +232,16 @@ describe('disk cache', () => {
     expect(source.bytesSent - before).toBe(2 * 4 * KiB)
   })
 
-  it('blocks of the earlier layout (a file per block) are removed, without the cache waiting for it', async () => {
+  it('blocks of the earlier layouts (a file per block; segments checked by CRC-32) are removed, without the cache waiting for it', async () => {
     const old = join(dir, 'blocks-v2', 'abc')
     await mkdir(old, { recursive: true })
     for (let i = 0; i < 50; i++) await writeFile(join(old, `${i}.blk`), randomBytes(100))
+    await mkdir(join(dir, 'blocks-v3', 'def'), { recursive: true })
+    await writeFile(join(dir, 'blocks-v3', 'def', '0.seg'), randomBytes(100))
     const cache = await DiskBlockCache.open(dir, 1024 * KiB)
     expect(cache.count).toBe(0)
     await cache.flush()
-    expect(await readdir(dir)).toEqual(['blocks-v3'])
+    expect(await readdir(dir)).toEqual(['blocks-v4'])
   })
 
   it('eviction never removes a block being read', async () => {

@@ -63,7 +63,7 @@ describe('a 1 MiB read cut into 128 KiB requests', () => {
     expect(DEFAULT_READ_OPTIONS.blockSize).toBe(MiB)
     const h = rp.open(file)
     const from = 5 * MiB
-    const got = await readInPieces((at, n) => h.read(at, n), from, MiB)
+    const got = await readInPieces(async (at, n) => h.read(at, n), from, MiB)
     h.close()
     expect(got.equals(data.subarray(from, from + MiB))).toBe(true)
     expect(await asked()).toEqual({ download: 1, rangehash: 1, bytesServed: MiB })
@@ -77,7 +77,7 @@ describe('a 1 MiB read cut into 128 KiB requests', () => {
   it('away from block boundaries: the first request its own span, then whole blocks (3 ranges, not 8)', async () => {
     const h = rp.open(file)
     const from = 3 * MiB + 512 * KiB
-    const got = await readInPieces((at, n) => h.read(at, n), from, MiB)
+    const got = await readInPieces(async (at, n) => h.read(at, n), from, MiB)
     h.close()
     expect(got.equals(data.subarray(from, from + MiB))).toBe(true)
     const n = await asked()

@@ -22,7 +22,8 @@ export function splitPath(path: string): string[] {
 export interface OpenNode {
   /** Its text is made as it is read and may change while open (`.status`): the kernel must not serve it from a cached size. */
   live?: boolean
-  read(length: number, position: number): Promise<Bytes>
+  /** At once, without a promise, when the bytes are at hand (see FileSystemCore.read). */
+  read(length: number, position: number): Bytes | Promise<Bytes>
   /** Absent: not open for writing (EBADF). */
   write?(data: Buffer, position: number): Promise<number>
   flush?(): Promise<void>

@@ -128,7 +128,7 @@ export class TransferArea implements Area {
         const size = node.file.remote.size
         const content = this.view.content.open(node.file.remote)
         return {
-          read: async (length, position) => (position >= size || length <= 0 ? Buffer.alloc(0) : content.read(position, Math.min(length, size - position))),
+          read: (length, position) => (position >= size || length <= 0 ? Buffer.alloc(0) : content.read(position, Math.min(length, size - position))),
           release: async () => content.close(),
           abandon: () => content.close(),
         }
