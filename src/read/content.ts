@@ -7,7 +7,9 @@
 // unreachable, a handle that has had no bytes yet fails at once (see Handle.answered).
 import { AccessPattern } from './access-pattern.js'
 import { DiskBlockCache, MAX_WRITE_BACKLOG } from './disk-cache.js'
-import { BlockFetcher, DEMAND, MAX_UNJUDGED_PIECES, PREFETCH, type Fetch, type FetchEvents, type FetchStats } from './fetcher.js'
+import { BlockFetcher, DEMAND, PREFETCH, type Fetch, type FetchStats } from './fetcher.js'
+import { MAX_UNJUDGED_PIECES } from './run-stream.js'
+import { reasonOf, troubleLog, type ReadHealth, type ReadLog } from './read-log.js'
 import { spanAt } from '../base/chunk-grid.js'
 import { alignedSpan, blocksOf, planFetch } from './geometry.js'
 import { BlockBuffers } from './block-buffers.js'
@@ -16,22 +18,6 @@ import { BlockPool, DiskStream, POOL_KEEP } from './disk-stream.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
 import type { ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
-
-/** Where the read path says that reads meet trouble (the mount's log); never given secrets. */
-export interface ReadLog {
-  info(msg: string): void
-  warn(msg: string): void
-}
-
-/** Reads that are retrying now, for `.status` and `transferfs status`. */
-export interface ReadHealth {
-  /** Fetches retrying now. */
-  retrying: number
-  /** ms since the epoch: since when the oldest of them retries; null when none does. */
-  since: number | null
-  /** The last reason of the oldest of them. */
-  reason: string | null
-}
 
 export class ReadPath implements FileContent {
   readonly options: ReadOptions
@@ -456,19 +442,4 @@ function assemble(blocks: Block[], base: number, from: number, to: number): Buff
     at += length
   }
   return out
-}
-
-/** Retrying is worth one line when it starts and one when it ends, not one per try. */
-function troubleLog(log: ReadLog, deadlineMs: number): FetchEvents {
-  const what = (f: Fetch) => `reading ${f.file.fileName} (transfer ${f.file.transferId})`
-  return {
-    retrying: (f, e) => log.info(`${what(f)}: ${reasonOf(e)}; retrying for up to ${Math.round(deadlineMs / 1000)} s`),
-    recovered: (f, tries, ms) => log.info(`${what(f)}: recovered after ${tries} failed tries in ${(ms / 1000).toFixed(1)} s`),
-    failed: (f, e) => log.warn(`${what(f)}: gave up: ${reasonOf(e)}`),
-  }
-}
-
-/** A failure as one short line (messages carry no query strings, so no tokens). */
-function reasonOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e)
 }

@@ -1,29 +1,27 @@
 // Fetching and verifying blocks. One Fetch = one run of blocks wanted from the
-// service; it streams the run with a single Range request, hashes each piece as its
-// bytes arrive (on a worker thread where it can: piece-hash.ts), compares each piece
-// with its GetRangeHash (asked for in parallel) or the file's md5 when the piece is the
-// whole file, and hands out a piece's blocks the moment it is verified. Bytes that do
+// service; it streams the run with a single Range request (run-stream.ts), hashes each
+// piece once it is in (on a worker thread: piece-hash.ts), compares it with its
+// GetRangeHash (asked for in parallel) or the file's md5 when the piece is the whole
+// file, and hands out a piece's blocks the moment it is verified. Bytes that do
 // not match are fetched again; no unverified byte ever leaves this module.
 //
 // All fetches of the mount share one queue (at most maxConcurrentFetches at once);
 // concurrent wants of the same block share one fetch. A fetch lives while some handle
 // owns it: when its last owner lets go (close, seek away) it is cancelled, queued or not.
 import PQueue from 'p-queue'
-import { IntegrityError, NetworkError } from '../api/errors.js'
+import { IntegrityError } from '../api/errors.js'
 import { withRetry, type RetryEvent } from '../api/retry.js'
 import type { RetryOptions } from '../api/options.js'
-import { abortable, asNetworkError, contiguousRuns, gaveUp, type Trouble } from './fetch-util.js'
+import { asNetworkError, contiguousRuns, gaveUp, type Trouble } from './fetch-util.js'
 import { spanAt, spansWithin, type Span } from '../base/chunk-grid.js'
 import { blockKey, type Block } from './memory-cache.js'
 import { pieceMd5, warmPieceHashers } from './piece-hash.js'
 import type { BlockBuffers, PooledBuffer } from './block-buffers.js'
 import { RangeHashes } from './range-hashes.js'
+import { streamRun, type PieceState, type RunDeps } from './run-stream.js'
 import { readSpan } from './span-read.js'
 import type { ReadOptions } from './options.js'
 import type { RangeSource, RemoteFile } from './source.js'
-
-/** Pieces of one fetch received and not yet judged against their hash, at most, before it reads on. */
-export const MAX_UNJUDGED_PIECES = 2
 
 /** Priorities in the shared queue: a read someone waits for goes before a prefetch. */
 export const DEMAND = 1
@@ -50,20 +48,6 @@ interface PendingBlock {
   resolve: (b: Block) => void
   reject: (e: unknown) => void
   fetch: Fetch
-}
-
-interface PieceState {
-  span: Span
-  done: boolean
-  /** Why the last try of this piece did not verify it. */
-  failure: Error | null
-}
-
-/** The piece a run is receiving: its hash so far, its blocks' buffers, its bytes in. */
-interface OpenPiece {
-  state: PieceState
-  buffers: PooledBuffer[]
-  filled: number
 }
 
 let nextFetchId = 0
@@ -124,6 +108,7 @@ export class BlockFetcher {
   /** Fetches retrying now (for the status). */
   readonly retrying = new Set<Fetch>()
   private readonly policy: RetryOptions
+  private readonly runDeps: RunDeps
 
   constructor(
     private readonly source: RangeSource,
@@ -138,6 +123,9 @@ export class BlockFetcher {
     this.prefetchSlots = Math.max(1, settings.maxConcurrentFetches - 1)
     this.hashes = new RangeHashes(source, settings, this.policy)
     warmPieceHashers()
+    this.runDeps = {
+      source, buffers, blockSize: settings.blockSize, stallTimeoutMs: settings.stallTimeoutMs, stats: this.stats,
+    }
   }
 
   /** True when the block is being fetched. */
@@ -297,7 +285,7 @@ export class BlockFetcher {
     const verified = () => pieces.reduce((n, p) => n + (p.done ? 1 : 0), 0)
     try {
       await withRetry(async () => {
-        for (const run of contiguousRuns(pieces.filter((p) => !p.done))) await this.streamRun(fetch, run)
+        for (const run of contiguousRuns(pieces.filter((p) => !p.done))) await streamRun(this.runDeps, fetch, run, (state, buffers, s) => this.verify(fetch, state, buffers, s))
         const failed = pieces.find((p) => !p.done)
         if (failed) throw failed.failure ?? new IntegrityError('piece not verified', '', '')
       }, {
@@ -309,102 +297,6 @@ export class BlockFetcher {
     } catch (e) {
       if (signal.aborted) throw signal.reason
       throw gaveUp(file, e, fetch.trouble)
-    }
-  }
-
-  /**
-   * Streams the pieces of one contiguous run with one Range request, verifying each as
-   * it completes. Resolves when every piece of the run is received and judged (verified,
-   * or counted as a mismatch); rejects on a network failure or stall.
-   */
-  private async streamRun(fetch: Fetch, run: PieceState[]): Promise<void> {
-    const { file } = fetch
-    const { blockSize, stallTimeoutMs } = this.settings
-    const attempt = new AbortController()
-    const signal = AbortSignal.any([fetch.controller.signal, attempt.signal])
-    // The stall watch: one timer that looks at when bytes last came, rather than a timer
-    // set again for each of the 65,536 buffers of a GiB. It sleeps while the fetch waits
-    // for its pieces to be judged (the sender is held back then, not stalled).
-    let lastData = Date.now()
-    let waiting = false
-    let timer: NodeJS.Timeout | undefined
-    const watch = (ms: number): void => {
-      timer = setTimeout(() => {
-        const quiet = Date.now() - lastData
-        if (waiting) watch(stallTimeoutMs)
-        else if (quiet >= stallTimeoutMs) attempt.abort(new NetworkError(`no data for ${stallTimeoutMs} ms`, 'ETIMEDOUT'))
-        else watch(stallTimeoutMs - quiet)
-      }, ms)
-    }
-    const runStart = run[0]!.span.start
-    const runEnd = run[run.length - 1]!.span.end
-    let at = runStart
-    const verifications: Promise<void>[] = []
-    const unjudged = new Set<Promise<void>>()
-    let index = 0
-    let piece: OpenPiece | null = null
-    const open = (state: PieceState): OpenPiece => {
-      const buffers: PooledBuffer[] = []
-      for (let at = state.span.start; at < state.span.end; at += blockSize) buffers.push(this.buffers.take())
-      return { state, buffers, filled: 0 }
-    }
-    // Bytes received stay unverified until their range hash comes: with the service's
-    // hashes running behind, a fetch streaming on would pile up tens of MiB nobody may
-    // read yet. It waits instead (the socket's flow control slows the sender), which
-    // bounds each fetch's unverified bytes to a few pieces.
-    const judged = async (): Promise<void> => {
-      waiting = true
-      try {
-        while (unjudged.size >= MAX_UNJUDGED_PIECES) await abortable(Promise.race(unjudged), signal)
-      } finally {
-        waiting = false
-        lastData = Date.now()
-      }
-    }
-    /** Takes bytes of the run as they arrive: copied into their piece's blocks; a complete piece goes to be judged. */
-    const receive = (received: Buffer): Promise<void> | undefined => {
-      lastData = Date.now()
-      let data = received
-      this.stats.bytesReceived += data.length
-      if (at + data.length > runEnd) throw new NetworkError('range longer than asked', 'EPROTO')
-      while (data.length > 0) {
-        piece ??= open(run[index]!)
-        const span = piece.state.span
-        const take = Math.min(data.length, span.end - span.start - piece.filled)
-        let offset = piece.filled
-        let given = 0
-        while (given < take) {
-          const into = offset % blockSize
-          const n = Math.min(take - given, blockSize - into)
-          data.copy(piece.buffers[Math.floor(offset / blockSize)]!.memory, into, given, given + n)
-          given += n
-          offset += n
-        }
-        piece.filled += take
-        at += take
-        data = data.subarray(take)
-        if (piece.filled === span.end - span.start) {
-          const verification = this.verify(fetch, piece.state, piece.buffers, signal)
-          verifications.push(verification)
-          unjudged.add(verification)
-          const settled = () => void unjudged.delete(verification)
-          verification.then(settled, settled)
-          piece = null
-          index++
-        }
-      }
-      return unjudged.size >= MAX_UNJUDGED_PIECES ? judged() : undefined
-    }
-    watch(stallTimeoutMs)
-    try {
-      await abortable(this.source.streamRange(file, runStart, runEnd, receive, signal), signal)
-      if (at < runEnd) throw new NetworkError(`range ended at ${at} of ${runEnd}`, 'ECONNRESET')
-    } finally {
-      clearTimeout(timer)
-      // A piece cut off: its buffers go back (set by receive, which the compiler does not follow).
-      for (const b of (piece as OpenPiece | null)?.buffers ?? []) this.buffers.drop(b)
-      // Pieces received before a failure are still judged; their outcome stands.
-      await Promise.allSettled(verifications)
     }
   }
 

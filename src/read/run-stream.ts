@@ -1,0 +1,135 @@
+// One try at a run of pieces: streamed with one Range request, its bytes copied as they
+// arrive into the pooled buffers of their blocks (block-buffers.ts), each piece sent to be
+// judged against its hash the moment it is complete. How a try is retried, and what a
+// judged piece becomes, is the fetcher's (fetcher.ts).
+import { NetworkError } from '../api/errors.js'
+import type { Span } from '../base/chunk-grid.js'
+import type { BlockBuffers, PooledBuffer } from './block-buffers.js'
+import { abortable } from './fetch-util.js'
+import type { RangeSource, RemoteFile } from './source.js'
+
+/** Pieces of one fetch received and not yet judged against their hash, at most, before it reads on. */
+export const MAX_UNJUDGED_PIECES = 2
+
+/** A piece of a fetch, and how its last try went. */
+export interface PieceState {
+  span: Span
+  done: boolean
+  /** Why the last try of this piece did not verify it. */
+  failure: Error | null
+}
+
+/** The piece a run is receiving: its blocks' buffers and the bytes in so far. */
+interface OpenPiece {
+  state: PieceState
+  buffers: PooledBuffer[]
+  filled: number
+}
+
+export interface RunDeps {
+  source: RangeSource
+  buffers: BlockBuffers
+  blockSize: number
+  stallTimeoutMs: number
+  stats: { bytesReceived: number }
+}
+
+/** Judges a complete piece; its buffers are the judge's from then on. */
+export type Judge = (state: PieceState, buffers: PooledBuffer[], signal: AbortSignal) => Promise<void>
+
+/**
+ * Streams the pieces of one contiguous run of `fetch` (its file and signal) with one Range
+ * request, sending each to be judged as it completes. Resolves when every piece of the run
+ * is received and judged (verified, or counted as a mismatch); rejects on a network failure
+ * or stall.
+ */
+export async function streamRun(d: RunDeps, fetch: { file: RemoteFile; controller: AbortController }, run: PieceState[], judge: Judge): Promise<void> {
+  const { file } = fetch
+  const { blockSize, stallTimeoutMs } = d
+  const attempt = new AbortController()
+  const signal = AbortSignal.any([fetch.controller.signal, attempt.signal])
+  // The stall watch: one timer that looks at when bytes last came, rather than a timer
+  // set again for each of the 65,536 buffers of a GiB. It sleeps while the fetch waits
+  // for its pieces to be judged (the sender is held back then, not stalled).
+  let lastData = Date.now()
+  let waiting = false
+  let timer: NodeJS.Timeout | undefined
+  const watch = (ms: number): void => {
+    timer = setTimeout(() => {
+      const quiet = Date.now() - lastData
+      if (waiting) watch(stallTimeoutMs)
+      else if (quiet >= stallTimeoutMs) attempt.abort(new NetworkError(`no data for ${stallTimeoutMs} ms`, 'ETIMEDOUT'))
+      else watch(stallTimeoutMs - quiet)
+    }, ms)
+  }
+  const runStart = run[0]!.span.start
+  const runEnd = run[run.length - 1]!.span.end
+  let at = runStart
+  const verifications: Promise<void>[] = []
+  const unjudged = new Set<Promise<void>>()
+  let index = 0
+  let piece: OpenPiece | null = null
+  const open = (state: PieceState): OpenPiece => {
+    const buffers: PooledBuffer[] = []
+    for (let at = state.span.start; at < state.span.end; at += blockSize) buffers.push(d.buffers.take())
+    return { state, buffers, filled: 0 }
+  }
+  // Bytes received stay unverified until their range hash comes: with the service's
+  // hashes running behind, a fetch streaming on would pile up tens of MiB nobody may
+  // read yet. It waits instead (the socket's flow control slows the sender), which
+  // bounds each fetch's unverified bytes to a few pieces.
+  const judged = async (): Promise<void> => {
+    waiting = true
+    try {
+      while (unjudged.size >= MAX_UNJUDGED_PIECES) await abortable(Promise.race(unjudged), signal)
+    } finally {
+      waiting = false
+      lastData = Date.now()
+    }
+  }
+  /** Takes bytes of the run as they arrive: copied into their piece's blocks; a complete piece goes to be judged. */
+  const receive = (received: Buffer): Promise<void> | undefined => {
+    lastData = Date.now()
+    let data = received
+    d.stats.bytesReceived += data.length
+    if (at + data.length > runEnd) throw new NetworkError('range longer than asked', 'EPROTO')
+    while (data.length > 0) {
+      piece ??= open(run[index]!)
+      const span = piece.state.span
+      const take = Math.min(data.length, span.end - span.start - piece.filled)
+      let offset = piece.filled
+      let given = 0
+      while (given < take) {
+        const into = offset % blockSize
+        const n = Math.min(take - given, blockSize - into)
+        data.copy(piece.buffers[Math.floor(offset / blockSize)]!.memory, into, given, given + n)
+        given += n
+        offset += n
+      }
+      piece.filled += take
+      at += take
+      data = data.subarray(take)
+      if (piece.filled === span.end - span.start) {
+        const verification = judge(piece.state, piece.buffers, signal)
+        verifications.push(verification)
+        unjudged.add(verification)
+        const settled = () => void unjudged.delete(verification)
+        verification.then(settled, settled)
+        piece = null
+        index++
+      }
+    }
+    return unjudged.size >= MAX_UNJUDGED_PIECES ? judged() : undefined
+  }
+  watch(stallTimeoutMs)
+  try {
+    await abortable(d.source.streamRange(file, runStart, runEnd, receive, signal), signal)
+    if (at < runEnd) throw new NetworkError(`range ended at ${at} of ${runEnd}`, 'ECONNRESET')
+  } finally {
+    clearTimeout(timer)
+    // A piece cut off: its buffers go back (set by receive, which the compiler does not follow).
+    for (const b of (piece as OpenPiece | null)?.buffers ?? []) d.buffers.drop(b)
+    // Pieces received before a failure are still judged; their outcome stands.
+    await Promise.allSettled(verifications)
+  }
+}
