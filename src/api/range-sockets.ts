@@ -270,7 +270,9 @@ export class RangeSockets {
             finish(new NotPlainRange(`answer ${answer.status}`))
             return false
           }
-          keepAlive = !/\bclose\b/i.test(answer.headers.connection ?? '')
+          // HTTP/1.1 keeps a connection unless told otherwise; HTTP/1.0 only when told to.
+          const connection = answer.headers.connection ?? ''
+          keepAlive = answer.version === '1.0' ? /\bkeep-alive\b/i.test(connection) : !/\bclose\b/i.test(connection)
           return rest.length > 0 ? body(rest) : true
         },
         broken: (e) => finish(e instanceof NetworkError ? e : new NetworkError(`${url.origin}: ${e.message}`, (e as { code?: string }).code ?? null, { cause: e })),
@@ -283,9 +285,11 @@ export class RangeSockets {
 }
 
 /** Status and headers (names lower-cased; a repeated one keeps its first value) of an HTTP/1.1 answer's head. */
-function parseHead(text: string): { status: number; headers: Record<string, string> } {
+export function parseHead(text: string): { version: string; status: number; headers: Record<string, string> } {
   const lines = text.split('\r\n')
-  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '')?.[1] ?? 0)
+  const first = /^HTTP\/(1\.[01]) (\d{3})/.exec(lines[0] ?? '')
+  const version = first?.[1] ?? ''
+  const status = Number(first?.[2] ?? 0)
   const headers: Record<string, string> = {}
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':')
@@ -293,5 +297,5 @@ function parseHead(text: string): { status: number; headers: Record<string, stri
     const name = line.slice(0, colon).trim().toLowerCase()
     headers[name] ??= line.slice(colon + 1).trim()
   }
-  return { status, headers }
+  return { version, status, headers }
 }

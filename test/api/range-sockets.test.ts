@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { NetworkError, ServiceError } from '../../src/api/errors.js'
 import type { TransferClient } from '../../src/api/client.js'
 import type { FileDto } from '../../src/api/types.js'
+import { parseHead } from '../../src/api/range-sockets.js'
 import { startHarness, type Harness } from './harness.js'
 
 const MiB = 1024 * 1024
@@ -133,5 +134,15 @@ describe('range streams on connections of their own', () => {
     await h.control('POST', '/throttle', {})
     expect((await pump(client, 0, 4096)).equals(data.subarray(0, 4096))).toBe(true)
     expect((await h.counters()).fileConnections).toBe(2)
+  })
+})
+
+describe('an answer head', () => {
+  it('gives version, status and headers (names lower-cased, a repeated one its first value)', () => {
+    expect(parseHead('HTTP/1.1 206 Partial Content\r\nContent-Length: 10\r\ncontent-range: bytes 0-9/100\r\nX-A: 1\r\nx-a: 2\r\nbad line\r\n: no name')).toEqual({
+      version: '1.1', status: 206, headers: { 'content-length': '10', 'content-range': 'bytes 0-9/100', 'x-a': '1' },
+    })
+    expect(parseHead('HTTP/1.0 200 OK\r\nConnection: keep-alive')).toEqual({ version: '1.0', status: 200, headers: { connection: 'keep-alive' } })
+    expect(parseHead('SSH-2.0-OpenSSH').status).toBe(0)
   })
 })
