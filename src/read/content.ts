@@ -6,15 +6,15 @@
 // a fetch nobody holds any more is cancelled. While the service is known to be
 // unreachable, a handle that has had no bytes yet fails at once (see Handle.answered).
 import { AccessPattern } from './access-pattern.js'
-import { DiskBlockCache, MAX_WRITE_BACKLOG } from './disk-cache.js'
+import { DiskBlockCache } from './disk-cache.js'
 import { BlockFetcher, DEMAND, PREFETCH, type Fetch, type FetchStats } from './fetcher.js'
-import { MAX_UNJUDGED_PIECES } from './run-stream.js'
+import { blockCacheBytes, FREE_BUFFERS_KEPT } from './budget.js'
 import { reasonOf, troubleLog, type ReadHealth, type ReadLog } from './read-log.js'
 import { spanAt } from '../base/chunk-grid.js'
 import { alignedSpan, blocksOf, planFetch } from './geometry.js'
 import { BlockBuffers } from './block-buffers.js'
 import { bytesLength, lend, sliceParts, type Bytes } from './bytes.js'
-import { BlockPool, DiskStream, POOL_KEEP } from './disk-stream.js'
+import { BlockPool, DiskStream } from './disk-stream.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
 import type { ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
@@ -135,9 +135,6 @@ export class ReadPath implements FileContent {
     return load
   }
 }
-
-/** Free fetch buffers kept for the next fetches (the memory budget sets them aside: blockCacheBytes). */
-const FREE_BUFFERS_KEPT = 32
 
 /** Blocks of the disk cache a sequential reader has loaded into memory ahead of it. */
 const DISK_LOAD_AHEAD_BLOCKS = 8
@@ -416,20 +413,6 @@ class Handle implements ContentHandle {
       }
     }
   }
-}
-
-/**
- * Bytes the memory block cache may hold: memoryCacheBytes is what the read path's buffers
- * may take in all, and besides the cached blocks there are, per fetch in flight, the
- * pieces received and not yet judged, the one being received and a piece of slack for
- * what the connection buffers ahead; the free fetch buffers kept for the next pieces; blocks evicted before the disk
- * cache has written them; and the pooled buffers of re-reads from the disk cache. Without taking those out, the process grew ~170 MiB past a
- * 512 MiB budget on a cold read. At least a sixteenth of the budget stays for blocks.
- */
-function blockCacheBytes(o: ReadOptions, diskCache: boolean): number {
-  const perFetch = MAX_UNJUDGED_PIECES + 2
-  const reserved = o.maxConcurrentFetches * perFetch * o.pieceSize + FREE_BUFFERS_KEPT * o.blockSize + (diskCache ? MAX_WRITE_BACKLOG + POOL_KEEP * o.blockSize : 0)
-  return Math.max(Math.floor(o.memoryCacheBytes / 16), o.memoryCacheBytes - reserved)
 }
 
 /** Bytes [from, to) of the file out of consecutive blocks starting at byte `base`, as views into their parts. */
