@@ -199,7 +199,12 @@ export class RangeSockets {
         }
         conn.reused = true
         if (keepAlive) this.keep(url.origin, conn)
-        else socket.destroy()
+        else {
+          socket.destroy()
+          // A server that closes every connection: the next range's is opened now, so its
+          // handshake (round trips on a slow link) is not in the way of its first byte.
+          this.warm(url)
+        }
         resolve()
       }
       const headersTimer = setTimeout(() => finish(new NetworkError(`${url.origin} sent no answer within ${options.headersMs} ms`, 'UND_ERR_HEADERS_TIMEOUT')), options.headersMs)
