@@ -2,9 +2,9 @@
 // as the network buffers it arrived in (64 of them per MiB): the garbage collector then
 // had hundreds of thousands of buffers per GiB to track and free, every 64 MiB of them
 // set off a full collection, and writing a block to the disk cache took 65 buffers per
-// write. Now a fetch copies the bytes as they arrive into one pooled buffer per block
-// (shared memory, so a hashing thread reads them where they are: piece-hash.ts), and the
-// network buffers die young.
+// write. Now a fetch copies the bytes as they arrive (out of the one buffer the socket
+// decrypts into: range-sockets.ts) into one pooled buffer per block, shared memory, so a
+// hashing thread reads them where they are (piece-hash.ts).
 //
 // A pooled buffer goes back to the pool only when nobody can still read it. Who holds it
 // is counted: the fetch filling it, the memory cache, a disk-cache write under way, and

@@ -1,7 +1,8 @@
-// File bytes as the read path hands them on: one buffer, or consecutive parts. A verified
-// block is kept as the network buffers it arrived in (views, not copies): copying every
-// byte into freshly allocated 1 MiB blocks cost a quarter of the mount's CPU on a cold
-// sequential read, mostly in page faults. The one copy left is into the kernel's buffer.
+// File bytes as the read path hands them on: one buffer, or consecutive parts, views into
+// the buffers the blocks live in (pooled ones: block-buffers.ts, disk-stream.ts), never a
+// fresh copy per read: copying every byte into freshly allocated 1 MiB buffers cost a
+// quarter of the mount's CPU on a cold sequential read, mostly in page faults. The one copy
+// a read makes is into the kernel's buffer.
 
 export type Bytes = Buffer | readonly Buffer[]
 

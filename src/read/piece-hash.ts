@@ -2,9 +2,7 @@
 // largest single cost of the mount's main thread on a cold read, while that thread also
 // has to feed FUSE and the sockets. A piece's bytes are already in shared memory (its
 // blocks' pooled buffers: block-buffers.ts), so a worker thread hashes them where they
-// are once the piece is complete. While the bytes are in its caches it also works out
-// each block's CRC-32, which the disk cache stores with the block: on the main thread
-// that was a second pass over bytes long gone from the CPU's caches.
+// are once the piece is complete.
 import { availableParallelism } from 'node:os'
 import { WorkerPool } from '../base/worker-pool.js'
 
