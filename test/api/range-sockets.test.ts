@@ -56,6 +56,18 @@ describe('range streams on connections of their own', () => {
     expect(c.fileConnections).toBe(1)
   })
 
+  it('a kept connection the server has since closed (its keep-alive timeout) is not used: the next range gets a new one', async () => {
+    const client = h.client()
+    await h.control('POST', '/counters/reset')
+    expect((await pump(client, 0, 4096)).equals(data.subarray(0, 4096))).toBe(true)
+    // Node's HTTPS server, the local service's, closes a connection idle for 5 s.
+    await new Promise((r) => setTimeout(r, 6000))
+    expect((await pump(client, 4096, 8192)).equals(data.subarray(4096, 8192))).toBe(true)
+    const c = await h.counters()
+    expect(c.fileConnections).toBe(2)
+    expect(c.routes.download).toBe(2)
+  }, 20_000)
+
   it('a server that closes every connection gets a new one for each range, opened as the last one closes', async () => {
     const client = h.client()
     await h.control('POST', '/throttle', { closeConnections: true })
