@@ -50,6 +50,17 @@ async function readAll(rp: ReadPath, file: Parameters<ReadPath['open']>[0], step
   return Buffer.concat(parts)
 }
 
+/** A file of `size` random bytes read once through a read path, so its blocks are in the disk cache. */
+async function cachedOnDisk(size: number) {
+  const source = new MemorySource()
+  const data = randomBytes(size)
+  const file = source.add('f', data)
+  const first = await create(source, small())
+  expect((await readAll(first, file)).equals(data)).toBe(true)
+  await first.flush()
+  return { source, block: SMALL_GRID.blockSize!, data, file }
+}
+
 describe('disk cache', () => {
   it('survives re-creating the read path on the same folder (and serves offline)', async () => {
     const source = new MemorySource()
@@ -67,14 +78,8 @@ describe('disk cache', () => {
   })
 
   it.each([['whole blocks', 1], ['quarter blocks', 4]])('%s re-read from disk come in reused buffers, lent until given back: a held read keeps its bytes', async (_, split) => {
-    const source = new MemorySource()
-    const block = SMALL_GRID.blockSize!
+    const { source, block, data, file } = await cachedOnDisk(64 * SMALL_GRID.blockSize! + 100)
     const step = block / split
-    const data = randomBytes(64 * block + 100)
-    const file = source.add('f', data)
-    const first = await create(source, small())
-    expect((await readAll(first, file)).equals(data)).toBe(true)
-    await first.flush()
     source.offline = true
     const second = await create(source, small())
     const h = second.open(file)
@@ -101,14 +106,8 @@ describe('disk cache', () => {
   })
 
   it('parts of a block the re-read holds are answered at once, not through a promise', async () => {
-    const source = new MemorySource()
-    const block = SMALL_GRID.blockSize!
+    const { source, block, data, file } = await cachedOnDisk(16 * SMALL_GRID.blockSize!)
     const step = block / 4
-    const data = randomBytes(16 * block)
-    const file = source.add('f', data)
-    const first = await create(source, small())
-    expect((await readAll(first, file)).equals(data)).toBe(true)
-    await first.flush()
     source.offline = true
     const second = await create(source, small())
     const h = second.open(file)
@@ -126,14 +125,8 @@ describe('disk cache', () => {
   })
 
   it('regression: a block missing from the disk cache does not keep the rest of a re-read off the stream', async () => {
-    const source = new MemorySource()
-    const block = SMALL_GRID.blockSize!
+    const { source, block, data, file } = await cachedOnDisk(40 * SMALL_GRID.blockSize!)
     const step = block / 4
-    const data = randomBytes(40 * block)
-    const file = source.add('f', data)
-    const first = await create(source, small())
-    expect((await readAll(first, file)).equals(data)).toBe(true)
-    await first.flush()
     // Block 5's bytes damaged on disk: it fails its check and is fetched again.
     const root = join(dir, 'blocks-v4')
     const segment = join(root, (await readdir(root))[0]!, '0.seg')
