@@ -43,6 +43,7 @@ export const TEST_TOOLS = [
   { command: 'zsh', apt: ['zsh'], dnf: 'zsh', why: 'its completion script is tested' },
   { command: 'pgrep', apt: ['procps'], dnf: 'procps-ng', why: 'the tests find mount helpers and daemons with it' },
   { command: 'fio', apt: ['fio'], dnf: 'fio', why: '`npm run bench` drives it' },
+  { command: 'fincore', apt: ['util-linux-extra'], dnf: 'util-linux', why: 'a disk-cache test asks it what the page cache holds' },
   // The notification test: a session bus, notify-send, and a stand-in notification server
   // that runs on the system's Python.
   { command: 'notify-send', apt: ['libnotify-bin'], dnf: 'libnotify', why: 'the notification test' },

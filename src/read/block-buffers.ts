@@ -4,7 +4,13 @@
 // set off a full collection, and writing a block to the disk cache took 65 buffers per
 // write. Now a fetch copies the bytes as they arrive (out of the one buffer the socket
 // decrypts into: range-sockets.ts) into one pooled buffer per block, shared memory, so a
-// hashing thread reads them where they are (piece-hash.ts).
+// hashing thread reads them where they are (piece-hash.ts). The buffers are slots
+// (block-slots.ts): the disk cache writes a block from its slot with no copy.
+//
+// Slots come in groups of SLOTS_AT_ONCE from one memory, which goes back to the system
+// only as a whole; so every slot freed stays in the pool. How many slots a read path
+// has at once is bounded by its memory budget (budget.ts), and once the memory cache has
+// filled, it holds about that many anyway.
 //
 // A pooled buffer goes back to the pool only when nobody can still read it. Who holds it
 // is counted: the fetch filling it, the memory cache, a disk-cache write under way, and
@@ -12,7 +18,14 @@
 // A read gets its blocks through promises, so a block it was given may have left the
 // cache, and its buffer gone to another block, before the read could hold it: `hold` says
 // so (the block a buffer carries is checked by identity), and the read asks again.
+import { blockSlots } from './block-slots.js'
 import type { Block } from './memory-cache.js'
+
+/**
+ * Slots made at once when the pool has none free: 8 MiB of 1 MiB blocks. At most this many
+ * less one are free when the most are in use (the memory budget sets them aside: budget.ts).
+ */
+export const SLOTS_AT_ONCE = 8
 
 /** One pooled block buffer: its memory (blockSize bytes), who holds it, and the block it now carries. */
 export class PooledBuffer {
@@ -28,17 +41,17 @@ const pooledOf = new WeakMap<Block, PooledBuffer>()
 
 export class BlockBuffers {
   private readonly free: PooledBuffer[] = []
+  private made = 0
 
-  constructor(
-    readonly blockSize: number,
-    /** Free buffers kept for the next fetches; past that a freed one is left to the GC. */
-    readonly keep: number,
-  ) {}
+  constructor(readonly blockSize: number) {}
 
   /** A buffer for a block being fetched, held once (by the fetch). */
   take(): PooledBuffer {
-    const buffer = this.free.pop()
-    if (!buffer) return new PooledBuffer(Buffer.from(new SharedArrayBuffer(this.blockSize)))
+    if (this.free.length === 0) {
+      for (const slot of blockSlots(SLOTS_AT_ONCE, this.blockSize)) this.free.push(new PooledBuffer(slot))
+      this.made += SLOTS_AT_ONCE
+    }
+    const buffer = this.free.pop()!
     buffer.refs = 1
     return buffer
   }
@@ -78,11 +91,16 @@ export class BlockBuffers {
   private unref(buffer: PooledBuffer): void {
     if (--buffer.refs > 0) return
     buffer.carries = null
-    if (this.free.length < this.keep) this.free.push(buffer)
+    this.free.push(buffer)
   }
 
   /** Free buffers in the pool (for tests). */
   get freeCount(): number {
     return this.free.length
+  }
+
+  /** Buffers the pool has made in all (for tests). */
+  get madeCount(): number {
+    return this.made
   }
 }

@@ -23,12 +23,12 @@
 // Only a change made to cancel out (three or more words of one lane in a chosen relation)
 // passes, as a chosen change passes CRC-32: the check is against accident, not intent.
 // It runs in WebAssembly with 128-bit vectors at ~20 GB/s, on the bytes where they lie when
-// they were read into the module's memory (sumBuffers), else copied in: a sixth, or a third,
-// of CRC-32's CPU.
+// they are in the module's memory (sumMemory), else copied in: a sixth, or a third, of
+// CRC-32's CPU. The memory is shared, so the hashing threads read blocks in it too.
 
 /** The few WebAssembly names used here (the project's TypeScript libraries do not declare them). */
 declare const WebAssembly: {
-  Memory: new (descriptor: { initial: number }) => { buffer: ArrayBuffer }
+  Memory: new (descriptor: { initial: number; maximum: number; shared: true }) => { buffer: SharedArrayBuffer }
   Module: new (bytes: Uint8Array) => object
   Instance: new (module: object, imports: object) => { exports: Record<string, unknown> }
 }
@@ -38,7 +38,7 @@ export const BLOCK_SUM_BYTES = 64
 
 /**
  * The module, assembled from:
- *   (import "m" "mem" (memory 1))
+ *   (import "m" "mem" (memory 1 65536 shared))
  *   (func (export "sum") (param $p i32) (param $n i32)
  *     (local $s1a v128) (local $s2a v128) (local $s1b v128) (local $s2b v128) (local $v v128)
  *     $n := $p + $n   ;; the end
@@ -51,7 +51,7 @@ export const BLOCK_SUM_BYTES = 64
  *     store the four sums back)
  */
 const MODULE = Buffer.from(
-  'AGFzbQEAAAABBgFgAn9/AAIKAQFtA21lbQIAAQMCAQAHBwEDc3VtAAAKkgEBjwEBBXsgACABaiEBQQD9AAQAIQJBAP0ABBAhA0EA/QAEICEEQQD9AAQwIQUCQANAIAAgAU8NASAA/QAEACEGIAIgBv3JAf3OASICIAP9zgEhAyAEIAb9ygH9zgEiBCAF/c4BIQUgAEEQaiEADAALC0EAIAL9CwQAQQAgA/0LBBBBACAE/QsEIEEAIAX9CwQwCw==',
+  'AGFzbQEAAAABBgFgAn9/AAINAQFtA21lbQIDAYCABAMCAQAHBwEDc3VtAAAKkgEBjwEBBXsgACABaiEBQQD9AAQAIQJBAP0ABBAhA0EA/QAEICEEQQD9AAQwIQUCQANAIAAgAU8NASAA/QAEACEGIAIgBv3JAf3OASICIAP9zgEhAyAEIAb9ygH9zgEiBCAF/c4BIQUgAEEQaiEADAALC0EAIAL9CwQAQQAgA/0LBBBBACAE/QsEIEEAIAX9CwQwCw==',
   'base64',
 )
 
@@ -59,6 +59,8 @@ const MODULE = Buffer.from(
 const CHUNK = 64 * 1024
 /** A memory's first bytes hold the sums, then room for a last, partial vector. */
 const STATE_BYTES = BLOCK_SUM_BYTES + 16
+/** Where a sum memory's bytes start (sumMemory): one system page in, past the state. */
+const SUM_MEMORY_START = 4096
 const PAGE = 64 * 1024
 const compiled = new WebAssembly.Module(MODULE)
 
@@ -69,7 +71,8 @@ class Summer {
   private readonly sumAt: (at: number, length: number) => void
 
   constructor(bytes: number) {
-    const memory = new WebAssembly.Memory({ initial: Math.ceil((STATE_BYTES + bytes) / PAGE) })
+    const pages = Math.ceil((SUM_MEMORY_START + bytes) / PAGE)
+    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true })
     this.sumAt = new WebAssembly.Instance(compiled, { m: { mem: memory } }).exports.sum as (at: number, length: number) => void
     this.view = Buffer.from(memory.buffer)
     this.state = this.view.subarray(0, BLOCK_SUM_BYTES)
@@ -90,20 +93,19 @@ class Summer {
 
 /** For bytes anywhere: copied in, a chunk at a time. */
 const copying = new Summer(CHUNK)
-/** Memories of sum buffers (sumBuffers): bytes in one are summed where they lie. */
+/** Memories of sumMemory: bytes in one are summed where they lie. */
 const arenas = new WeakMap<ArrayBufferLike, Summer>()
 
 /**
- * `count` buffers of `size` bytes whose check runs on them where they are, with no copy:
- * for buffers the disk cache reads blocks into again and again. Their memory is taken
- * from the system as they are first written.
+ * `bytes` bytes whose check runs on them where they are, with no copy, in memory shared
+ * with other threads. They start a system page into the module's memory, which itself
+ * starts on a page, so they are page-aligned, as O_DIRECT asks of the memory it moves.
+ * Their pages are taken from the system as they are first written.
  */
-export function sumBuffers(count: number, size: number): Buffer[] {
-  const summer = new Summer(count * size)
+export function sumMemory(bytes: number): Buffer {
+  const summer = new Summer(bytes)
   arenas.set(summer.view.buffer, summer)
-  const out: Buffer[] = []
-  for (let i = 0; i < count; i++) out.push(summer.view.subarray(STATE_BYTES + i * size, STATE_BYTES + (i + 1) * size))
-  return out
+  return summer.view.subarray(SUM_MEMORY_START, SUM_MEMORY_START + bytes)
 }
 
 /** Sums the parts' bytes in order, as one run of bytes; the summer whose state holds the sums. */

@@ -1,24 +1,22 @@
 // How the read path's memory budget (memoryCacheBytes) is shared: what is set aside for
 // buffers in use elsewhere, and what is left for the memory block cache.
+import { SLOTS_AT_ONCE } from './block-buffers.js'
 import { MAX_WRITE_BACKLOG } from './disk-cache.js'
 import { POOL_KEEP } from './disk-stream.js'
 import type { ReadOptions } from './options.js'
 import { MAX_UNJUDGED_PIECES } from './run-stream.js'
 
-/** Free fetch buffers kept for the next fetches (the memory budget sets them aside: blockCacheBytes). */
-export const FREE_BUFFERS_KEPT = 32
-
 /**
  * Bytes the memory block cache may hold. memoryCacheBytes is what the read path's buffers
  * may take in all, and besides the cached blocks there are: per fetch in flight, the pieces
  * received and not yet judged, the one being received and a piece of slack for what the
- * connection buffers ahead; the free fetch buffers kept for the next pieces; blocks evicted
+ * connection buffers ahead; the fetch buffers made ahead of need (SLOTS_AT_ONCE); blocks evicted
  * before the disk cache has written them; and the pooled buffers of re-reads from the disk
  * cache. Without taking those out, the process grew ~170 MiB past a 512 MiB budget on a
  * cold read. At least a sixteenth of the budget stays for blocks.
  */
 export function blockCacheBytes(o: ReadOptions, diskCache: boolean): number {
   const perFetch = MAX_UNJUDGED_PIECES + 2
-  const reserved = o.maxConcurrentFetches * perFetch * o.pieceSize + FREE_BUFFERS_KEPT * o.blockSize + (diskCache ? MAX_WRITE_BACKLOG + POOL_KEEP * o.blockSize : 0)
+  const reserved = o.maxConcurrentFetches * perFetch * o.pieceSize + SLOTS_AT_ONCE * o.blockSize + (diskCache ? MAX_WRITE_BACKLOG + POOL_KEEP * o.blockSize : 0)
   return Math.max(Math.floor(o.memoryCacheBytes / 16), o.memoryCacheBytes - reserved)
 }

@@ -8,7 +8,7 @@
 import { AccessPattern } from './access-pattern.js'
 import { DiskBlockCache } from './disk-cache.js'
 import { BlockFetcher, DEMAND, PREFETCH, type Fetch, type FetchStats } from './fetcher.js'
-import { blockCacheBytes, FREE_BUFFERS_KEPT } from './budget.js'
+import { blockCacheBytes } from './budget.js'
 import { reasonOf, troubleLog, type ReadHealth, type ReadLog } from './read-log.js'
 import { spanAt } from '../base/chunk-grid.js'
 import { alignedSpan, blocksOf, planFetch } from './geometry.js'
@@ -44,7 +44,7 @@ export class ReadPath implements FileContent {
     const cacheBytes = blockCacheBytes(options, disk !== null)
     // Prefetching further than half the block cache would evict what it fetched before it is read.
     this.options = { ...options, prefetchBytes: Math.min(options.prefetchBytes, Math.floor(cacheBytes / 2)) }
-    this.buffers = new BlockBuffers(options.blockSize, FREE_BUFFERS_KEPT)
+    this.buffers = new BlockBuffers(options.blockSize)
     this.memory = new MemoryBlockCache(cacheBytes, this.buffers)
     this.pool = new BlockPool(options.blockSize)
     this.fetcher = new BlockFetcher(source, options, (file, block, data) => {

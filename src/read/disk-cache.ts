@@ -1,10 +1,15 @@
 // Verified blocks on disk, in the user cache folder, bounded in bytes, surviving a
-// remount. Layout: <dir>/blocks-v4/<file>/<segment>.seg, where <file> is a hash of
+// remount. Layout: <dir>/blocks-v5/<file>/<segment>.seg, where <file> is a hash of
 // RemoteFile.cacheKey (so a replaced file, having a new key, can never find the old
 // bytes) and a segment holds up to BLOCKS_PER_SEGMENT neighbouring blocks, each appended
-// as a record: block index, length and the block's check (block-sum.ts), then the bytes. A file per block cost this
-// machine's ext4 several seconds of system time per GiB cached (creating a file is the
-// expensive part), about a third of a cold read's CPU; a segment is created once per 16.
+// as a record: a header page (block index, length and the block's check: block-sum.ts),
+// then the bytes, zero-padded to a page. A file per block cost this machine's ext4 several
+// seconds of system time per GiB cached (creating a file is the expensive part), about a
+// third of a cold read's CPU; a segment is created once per 16.
+//
+// Records are page-aligned so that they move with O_DIRECT, straight between a block's slot
+// in memory and the disk (block-slots.ts says what that saves; record-io.ts, when the page
+// cache is used instead).
 //
 // Blocks were verified before they got here. A record a crash tore or a disk damaged
 // fails its check on load and is dropped, so no fsync is needed (one per block cost more
@@ -14,19 +19,17 @@
 // headers at start. Eviction goes by whole segments, least recently used first, recency
 // carried across mounts by the segments' mtimes. Disk I/O is all async.
 import { createHash } from 'node:crypto'
-import { constants as FS } from 'node:fs'
-import { mkdir, open, readdir, rm, stat, unlink, utimes, type FileHandle } from 'node:fs/promises'
+import { mkdir, open, readdir, rm, stat, unlink, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import PQueue from 'p-queue'
-import { writeParts } from '../api/file-io.js'
-import { BLOCK_SUM_BYTES, blockSum, blockSumIs } from './block-sum.js'
+import { blockSumIs } from './block-sum.js'
 import { bytesLength } from './bytes.js'
+import { readRecords, recordBytes } from './cache-records.js'
 import type { Block } from './memory-cache.js'
+import { RecordIO } from './record-io.js'
 
 /** Neighbouring blocks kept in one segment file. */
 const BLOCKS_PER_SEGMENT = 16
-/** Bytes of a record's header: block index and length (u32 each, big-endian), then the bytes' check. */
-export const RECORD_HEADER_BYTES = 8 + BLOCK_SUM_BYTES
 const SEGMENT_NAME = /^(\d+)\.seg$/
 /**
  * Bytes of blocks waiting to be written at most; past that a block is not cached (the cache
@@ -35,9 +38,9 @@ const SEGMENT_NAME = /^(\d+)\.seg$/
  */
 export const MAX_WRITE_BACKLOG = 32 * 1024 * 1024
 /**
- * Block writes under way at once: each is three calls into libuv's thread pool (open,
- * write, close); with two at a time a busy main thread left them so far behind a cold
- * read that a fifth of a 1 GiB file never reached the cache.
+ * Writes under way at once (each of one segment's waiting blocks): with two at a time a
+ * busy main thread left them so far behind a cold read that a fifth of a 1 GiB file never
+ * reached the cache.
  */
 const WRITES_AT_ONCE = 8
 /**
@@ -46,12 +49,6 @@ const WRITES_AT_ONCE = 8
  * thread pool for every MiB re-read.
  */
 const TOUCH_GRAIN_MS = 10 * 60 * 1000
-/**
- * Segment files kept open, least recently used closed first: an open and a close for every
- * block loaded cost a re-read from the cache about a tenth of its CPU. 16 segments of 16 MiB
- * cover what a few sequential readers and their read-ahead use at once.
- */
-const OPEN_SEGMENTS = 16
 
 interface Segment {
   /** Its key in the index: <file>/<segment number>. */
@@ -71,9 +68,20 @@ interface Segment {
   broken: boolean
 }
 
+/** A block waiting for its write. */
+interface Waiting {
+  key: string
+  block: number
+  parts: Block
+  length: number
+  /** Bytes of its record. */
+  size: number
+  done: () => void
+}
+
 interface BlockRecord {
   segment: Segment
-  /** Where the block's bytes start in the segment (after its record header). */
+  /** Where the record (its header page) starts in the segment. */
   offset: number
   length: number
   /** The bytes' check (block-sum.ts). */
@@ -86,11 +94,10 @@ export class DiskBlockCache {
   private readonly segments = new Map<string, Segment>()
   private readonly fileIds = new Map<string, string>()
   private readonly writes = new PQueue({ concurrency: WRITES_AT_ONCE })
-  /** Segments whose file is open, least recently used first (OPEN_SEGMENTS). */
-  private readonly openFiles = new Map<Segment, Promise<FileHandle>>()
+  private readonly io = new RecordIO()
   private indexedBytes = 0
   private backlogBytes = 0
-  /** Blocks being written: a second put of one of them (delivered again) is not appended twice. */
+  /** Blocks waiting or being written: a second put of one of them (delivered again) is not appended twice. */
   private readonly writing = new Set<string>()
   /** File folders known to exist (made once, not at every write). */
   private readonly folders = new Set<string>()
@@ -98,6 +105,10 @@ export class DiskBlockCache {
   private readonly unlinking = new Set<Promise<void>>()
   /** Earlier layouts being removed. */
   private oldLayouts: Promise<void> = Promise.resolve()
+  /** Blocks waiting for their write, by segment key, in the order they came. */
+  private readonly waiting = new Map<string, Waiting[]>()
+  /** Segments with a write queued or under way (schedule). */
+  private readonly writingSegments = new Set<string>()
 
   private constructor(
     private readonly root: string,
@@ -106,10 +117,10 @@ export class DiskBlockCache {
 
   /** Opens the cache in `dir`, rebuilding the index from what is there. */
   static async open(dir: string, maxBytes: number): Promise<DiskBlockCache> {
-    const cache = new DiskBlockCache(join(dir, 'blocks-v4'), maxBytes)
+    const cache = new DiskBlockCache(join(dir, 'blocks-v5'), maxBytes)
     // Blocks of earlier layouts (a file per block) are never read again. Removed in the
     // background: 10 GiB of them is ten thousand files, seconds the mount need not wait for.
-    cache.oldLayouts = Promise.all(['blocks-v1', 'blocks-v2', 'blocks-v3'].map((old) => rm(join(dir, old), { recursive: true, force: true })))
+    cache.oldLayouts = Promise.all(['blocks-v1', 'blocks-v2', 'blocks-v3', 'blocks-v4'].map((old) => rm(join(dir, old), { recursive: true, force: true })))
       .then(() => undefined, () => undefined)
     await cache.rebuild()
     return cache
@@ -134,7 +145,15 @@ export class DiskBlockCache {
         const st = await stat(path).catch(() => null)
         if (!st?.isFile()) return
         const segment: Segment = { key: `${fileId}/${m[1]}`, path, size: st.size, pins: 0, blocks: new Set(), touched: st.mtimeMs, ready: Promise.resolve(), broken: false }
-        const records = await readRecords(path, st.size).catch(() => [])
+        const records = await this.io.open(path)
+          .then(async (file) => {
+            try {
+              return await readRecords(file, st.size)
+            } finally {
+              await file.close()
+            }
+          })
+          .catch(() => [])
         for (const r of records) {
           const key = `${fileId}/${r.block}`
           const old = this.records.get(key)
@@ -181,7 +200,7 @@ export class DiskBlockCache {
     segment.pins++
     let data: Buffer | undefined
     try {
-      data = record.length === expectedLength ? await readAt(await this.fileOf(segment), record.offset, record.length, into) : undefined
+      data = record.length === expectedLength ? await this.io.load(segment, record.offset, block, record.length, into) : undefined
     } catch {
       data = undefined
     } finally {
@@ -215,68 +234,106 @@ export class DiskBlockCache {
     const fileId = this.fileId(cacheKey)
     const key = `${fileId}/${block}`
     const length = bytesLength(parts)
-    const recordBytes = RECORD_HEADER_BYTES + length
-    if (this.records.has(key) || this.writing.has(key) || recordBytes > this.maxBytes) return Promise.resolve()
-    if (this.backlogBytes + recordBytes > MAX_WRITE_BACKLOG) return Promise.resolve()
-    this.backlogBytes += recordBytes
-    return this.writes
+    const size = recordBytes(length)
+    if (this.records.has(key) || this.writing.has(key) || size > this.maxBytes) return Promise.resolve()
+    if (this.backlogBytes + size > MAX_WRITE_BACKLOG) return Promise.resolve()
+    this.backlogBytes += size
+    this.writing.add(key)
+    const segKey = `${fileId}/${Math.floor(block / BLOCKS_PER_SEGMENT)}`
+    return new Promise<void>((done) => {
+      let waiting = this.waiting.get(segKey)
+      if (!waiting) this.waiting.set(segKey, (waiting = []))
+      waiting.push({ key, block, parts, length, size, done })
+      this.schedule(fileId, segKey)
+    })
+  }
+
+  /** Queues a write of the blocks waiting for the segment, unless one is queued or under way: the blocks then wait for the next. */
+  private schedule(fileId: string, segKey: string): void {
+    if (this.writingSegments.has(segKey) || !this.waiting.has(segKey)) return
+    this.writingSegments.add(segKey)
+    // The next write of the segment is queued before this one leaves the queue, so the queue
+    // is idle (flush) only once no block waits.
+    void this.writes
       .add(async () => {
-        if (this.records.has(key) || this.writing.has(key)) return
-        const number = Math.floor(block / BLOCKS_PER_SEGMENT)
-        const segKey = `${fileId}/${number}`
-        const unlinks = this.evict(recordBytes)
-        if (this.indexedBytes + recordBytes > this.maxBytes) return
-        let segment = this.segments.get(segKey)
-        if (segment?.broken) return
-        if (!segment) {
-          const path = join(this.root, fileId, `${number}.seg`)
-          // Made (empty) once, after any unlink of an earlier file of that name, before any
-          // record is written: the writes of one segment run at once, each at its own offset.
-          const ready = Promise.all([...unlinks, ...this.unlinking]).then(async () => {
-            if (!this.folders.has(fileId)) {
-              await mkdir(join(this.root, fileId), { recursive: true })
-              this.folders.add(fileId)
-            }
-            await (await open(path, 'w', 0o600)).close()
-          })
-          ready.catch(() => {})
-          segment = { key: segKey, path, size: 0, pins: 0, blocks: new Set(), touched: Date.now(), ready, broken: false }
-          this.segments.set(segKey, segment)
-        }
-        // The record's place is taken now, so writes of one segment never overlap.
-        const offset = segment.size
-        segment.size += recordBytes
-        this.indexedBytes += recordBytes
-        segment.pins++
-        this.writing.add(key)
         try {
-          // The bytes evicted for this record leave the disk before it lands.
-          await Promise.all([segment.ready, ...unlinks, ...this.unlinking])
-          const sum = blockSum(parts)
-          const header = Buffer.allocUnsafe(RECORD_HEADER_BYTES)
-          header.writeUInt32BE(block >>> 0, 0)
-          header.writeUInt32BE(length, 4)
-          sum.copy(header, 8)
-          await writeParts(await this.fileOf(segment), [header, ...parts], offset)
-          if (this.segments.get(segKey) === segment) {
-            this.records.set(key, { segment, offset: offset + RECORD_HEADER_BYTES, length, sum })
-            segment.blocks.add(key)
-          }
-        } catch {
-          // Perhaps the folder went (someone emptied the cache): the segment cannot be
-          // trusted to hold what its size says, so it goes; the folder is made again.
-          this.folders.delete(fileId)
-          segment.broken = true
+          await this.writeWaiting(fileId, segKey)
         } finally {
-          this.writing.delete(key)
-          segment.pins--
-          if (segment.broken && segment.pins === 0 && this.segments.get(segKey) === segment) void this.drop(segment)
+          this.writingSegments.delete(segKey)
+          this.schedule(fileId, segKey)
         }
       })
       .catch(() => {})
-      .finally(() => {
-        this.backlogBytes -= recordBytes
+  }
+
+  /**
+   * Writes the blocks waiting for one segment, all that came before this write's turn, in
+   * one write: records of neighbouring blocks lie side by side in the segment. One O_DIRECT
+   * write per 1 MiB block cost ~0.5 CPU-s per GiB, four blocks a write ~0.25. Writes of one
+   * segment go one at a time (schedule), as the file system would have them anyway: it locks
+   * a file for a write that extends it until the disk has the bytes.
+   */
+  private async writeWaiting(fileId: string, segKey: string): Promise<void> {
+    const items = this.waiting.get(segKey)!
+    this.waiting.delete(segKey)
+    let total = items.reduce((n, i) => n + i.size, 0)
+    const unlinks = this.evict(total)
+    // What does not fit the budget is left out, from the last.
+    const kept = [...items]
+    while (kept.length > 0 && this.indexedBytes + total > this.maxBytes) total -= kept.pop()!.size
+    let segment = this.segments.get(segKey)
+    if (kept.length === 0 || segment?.broken) return this.settle(items)
+    if (!segment) {
+      const path = join(this.root, fileId, `${segKey.slice(fileId.length + 1)}.seg`)
+      // Made (empty) once, after any unlink of an earlier file of that name, before any
+      // record is written.
+      const ready = Promise.all([...unlinks, ...this.unlinking]).then(async () => {
+        if (!this.folders.has(fileId)) {
+          await mkdir(join(this.root, fileId), { recursive: true })
+          this.folders.add(fileId)
+        }
+        await (await open(path, 'w', 0o600)).close()
       })
+      ready.catch(() => {})
+      segment = { key: segKey, path, size: 0, pins: 0, blocks: new Set(), touched: Date.now(), ready, broken: false }
+      this.segments.set(segKey, segment)
+    }
+    // The records' place is taken now, so writes of one segment never overlap.
+    const offset = segment.size
+    segment.size += total
+    this.indexedBytes += total
+    segment.pins++
+    try {
+      // The bytes evicted for these records leave the disk before they land.
+      await Promise.all([segment.ready, ...unlinks, ...this.unlinking])
+      const sums = await this.io.store(segment, offset, kept)
+      if (this.segments.get(segKey) === segment) {
+        let at = offset
+        kept.forEach((item, i) => {
+          this.records.set(item.key, { segment: segment!, offset: at, length: item.length, sum: sums[i]! })
+          segment!.blocks.add(item.key)
+          at += item.size
+        })
+      }
+    } catch {
+      // Perhaps the folder went (someone emptied the cache): the segment cannot be
+      // trusted to hold what its size says, so it goes; the folder is made again.
+      this.folders.delete(fileId)
+      segment.broken = true
+    } finally {
+      segment.pins--
+      if (segment.broken && segment.pins === 0 && this.segments.get(segKey) === segment) void this.drop(segment)
+      this.settle(items)
+    }
+  }
+
+  /** The blocks' writes are over, written or not. */
+  private settle(items: readonly Waiting[]): void {
+    for (const item of items) {
+      this.writing.delete(item.key)
+      this.backlogBytes -= item.size
+      item.done()
+    }
   }
 
   /** Removes least recently used, unpinned segments until `incoming` more bytes fit; the unlinks to await. */
@@ -290,31 +347,8 @@ export class DiskBlockCache {
     return unlinks
   }
 
-  /** The segment's file, open for reading and writing (both positional, so callers share it). */
-  private fileOf(segment: Segment): Promise<FileHandle> {
-    let file = this.openFiles.get(segment)
-    if (file) this.openFiles.delete(segment)
-    else {
-      file = open(segment.path, FS.O_RDWR)
-      file.catch(() => this.openFiles.get(segment) === file && this.openFiles.delete(segment))
-    }
-    this.openFiles.set(segment, file)
-    // Only a file no load or write holds is closed; pinned ones wait for a later turn.
-    for (const [old, f] of this.openFiles) {
-      if (this.openFiles.size <= OPEN_SEGMENTS) break
-      if (old.pins === 0 && old !== segment) this.closeFile(old, f)
-    }
-    return file
-  }
-
-  private closeFile(segment: Segment, file: Promise<FileHandle>): void {
-    this.openFiles.delete(segment)
-    file.then((f) => f.close()).catch(() => {})
-  }
-
   private drop(segment: Segment): Promise<void> {
-    const file = this.openFiles.get(segment)
-    if (file) this.closeFile(segment, file)
+    this.io.close(segment)
     if (this.segments.get(segment.key) === segment) {
       this.segments.delete(segment.key)
       this.indexedBytes -= segment.size
@@ -331,7 +365,7 @@ export class DiskBlockCache {
   /** Resolves when every write started so far is on disk (or given up), and earlier layouts are gone. */
   async flush(): Promise<void> {
     await Promise.all([this.writes.onIdle(), this.oldLayouts])
-    for (const [segment, file] of this.openFiles) if (segment.pins === 0) this.closeFile(segment, file)
+    this.io.closeIdle()
   }
 
   get bytes(): number {
@@ -341,34 +375,9 @@ export class DiskBlockCache {
   get count(): number {
     return this.records.size
   }
-}
 
-/** `length` bytes at `offset` of the file (fewer if it ends first), into `into` when given. */
-async function readAt(fh: FileHandle, offset: number, length: number, into?: Buffer): Promise<Buffer> {
-  const buffer = into && into.length >= length ? into : Buffer.allocUnsafe(length)
-  const { bytesRead } = await fh.read(buffer, 0, length, offset)
-  return buffer.subarray(0, bytesRead)
-}
-
-type StoredRecord = Omit<BlockRecord, 'segment'> & { block: number }
-
-/** The records of a segment, in file order, up to the first that is cut short. */
-async function readRecords(path: string, size: number): Promise<StoredRecord[]> {
-  const out: StoredRecord[] = []
-  const fh = await open(path, 'r')
-  try {
-    const header = Buffer.allocUnsafe(RECORD_HEADER_BYTES)
-    for (let at = 0; at + RECORD_HEADER_BYTES <= size;) {
-      const { bytesRead } = await fh.read(header, 0, RECORD_HEADER_BYTES, at)
-      if (bytesRead < RECORD_HEADER_BYTES) break
-      const length = header.readUInt32BE(4)
-      const next = at + RECORD_HEADER_BYTES + length
-      if (next > size) break
-      out.push({ block: header.readUInt32BE(0), offset: at + RECORD_HEADER_BYTES, length, sum: Buffer.from(header.subarray(8)) })
-      at = next
-    }
-  } finally {
-    await fh.close()
+  /** Writes made to segment files (for tests). */
+  get writeCount(): number {
+    return this.io.writes
   }
-  return out
 }

@@ -8,7 +8,7 @@
 // 1 MiB, a block) gets them as they are; reads of parts of one block (libfuse 2 asks 128 KiB)
 // share it, held until the reader has moved past it and every part lent has come back.
 import { spanAt } from '../base/chunk-grid.js'
-import { sumBuffers } from './block-sum.js'
+import { blockSlots } from './block-slots.js'
 import { lend } from './bytes.js'
 import type { DiskBlockCache } from './disk-cache.js'
 
@@ -20,7 +20,7 @@ import type { DiskBlockCache } from './disk-cache.js'
 export const POOL_KEEP = 32
 
 export class BlockPool {
-  /** Its buffers not in use: in the block check's own memory, so a load's check copies nothing (block-sum.ts). */
+  /** Its buffers not in use: slots, so a load reads straight into them and is checked where it lies (block-slots.ts). */
   private free: Buffer[] | null = null
   private readonly own = new WeakSet<Buffer>()
 
@@ -28,7 +28,7 @@ export class BlockPool {
 
   take(): Buffer {
     if (!this.free) {
-      this.free = sumBuffers(POOL_KEEP, this.blockSize)
+      this.free = blockSlots(POOL_KEEP, this.blockSize)
       for (const b of this.free) this.own.add(b)
     }
     return this.free.pop() ?? Buffer.allocUnsafeSlow(this.blockSize)

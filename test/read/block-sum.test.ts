@@ -2,7 +2,7 @@
 // against the kinds of damage a cache file meets.
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { BLOCK_SUM_BYTES, blockSum, blockSumIs, sumBuffers } from '../../src/read/block-sum.js'
+import { BLOCK_SUM_BYTES, blockSum, blockSumIs, sumMemory } from '../../src/read/block-sum.js'
 
 /** The check as block-sum.ts describes it: four lanes of 32-bit words, each with its sum and its sum of running sums. */
 function plainSum(bytes: Buffer): Buffer {
@@ -95,8 +95,9 @@ describe('block check', () => {
     expect(blockSumIs(randomBytes(block.length), sum)).toBe(false)
   })
 
-  it('bytes in sum buffers (checked where they lie) have the same check as anywhere else, damage caught alike', () => {
-    const buffers = sumBuffers(3, 70_000)
+  it('bytes in sum memory (checked where they lie) have the same check as anywhere else, damage caught alike', () => {
+    const memory = sumMemory(3 * 70_000)
+    const buffers = [0, 1, 2].map((i) => memory.subarray(i * 70_000, (i + 1) * 70_000))
     for (const [i, length] of [[0, 70_000], [1, 69_999], [2, 17]] as const) {
       const bytes = randomBytes(length)
       const into = buffers[i]!.subarray(0, length)

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ReadPath } from '../../src/read/content.js'
-import { DiskBlockCache, RECORD_HEADER_BYTES } from '../../src/read/disk-cache.js'
+import { RECORD_ALIGN } from '../../src/read/block-slots.js'
+import { recordBytes } from '../../src/read/cache-records.js'
+import { DiskBlockCache } from '../../src/read/disk-cache.js'
 import type { ReadOptions } from '../../src/read/options.js'
 import { MemorySource, SMALL_GRID } from './memory-source.js'
 import { copyBytes, giveBack, toBuffer, type Bytes } from '../../src/read/bytes.js'
@@ -86,7 +88,9 @@ describe('disk cache', () => {
     // One read at block 10 is held (not given back) while the rest of the file is read and given back.
     const heldAt = 10 * block + (split - 1) * step
     let held: Bytes | null = null
-    const buffers = new Set<ArrayBufferLike>()
+    // The buffers used, by their memory and where in it a block starts.
+    const memories = new Map<ArrayBufferLike, number>()
+    const buffers = new Set<string>()
     for (let pos = 0; pos < data.length; pos += step) {
       const got = await h.read(pos, step)
       const out = Buffer.alloc(step)
@@ -96,7 +100,11 @@ describe('disk cache', () => {
         held = got
         continue
       }
-      if (pos > block) for (const part of got as Buffer[]) buffers.add(part.buffer)
+      if (pos > block) {
+        const part = (got as Buffer[])[0]!
+        if (!memories.has(part.buffer)) memories.set(part.buffer, memories.size)
+        buffers.add(`${memories.get(part.buffer)}:${part.byteOffset - (pos % block)}`)
+      }
       giveBack(got)
     }
     h.close()
@@ -125,14 +133,15 @@ describe('disk cache', () => {
   })
 
   it('regression: a block missing from the disk cache does not keep the rest of a re-read off the stream', async () => {
+    const damaged = 5
     const { source, block, data, file } = await cachedOnDisk(40 * SMALL_GRID.blockSize!)
     const step = block / 4
-    // Block 5's bytes damaged on disk: it fails its check and is fetched again.
-    const root = join(dir, 'blocks-v4')
+    // The block's bytes damaged on disk: it fails its check and is fetched again.
+    const root = join(dir, 'blocks-v5')
     const segment = join(root, (await readdir(root))[0]!, '0.seg')
     const bytes = await readFile(segment)
-    for (let at = 0; at < bytes.length; at += RECORD_HEADER_BYTES + bytes.readUInt32BE(at + 4)) {
-      if (bytes.readUInt32BE(at) === 5) bytes[at + RECORD_HEADER_BYTES + 7]! ^= 0xff
+    for (let at = 0; at < bytes.length; at += recordBytes(bytes.readUInt32BE(at + 4))) {
+      if (bytes.readUInt32BE(at) === damaged) bytes[at + RECORD_ALIGN + 7]! ^= 0xff
     }
     await writeFile(segment, bytes)
     // A memory cache that could hold the whole file: blocks loaded into it stay there.
@@ -198,13 +207,13 @@ describe('disk cache', () => {
     const rp = await create(source, small())
     await readAll(rp, file)
     await rp.flush()
-    const root = join(dir, 'blocks-v4')
+    const root = join(dir, 'blocks-v5')
     const folder = join(root, (await readdir(root))[0]!)
     const segment = join(folder, '0.seg')
-    // Its records in file order: block index, length, the check, then the bytes.
+    // Its records in file order: a header page (block index, length, the check), then the bytes.
     const bytes = await readFile(segment)
     const records: Array<{ block: number; at: number; length: number }> = []
-    for (let at = 0; at < bytes.length; at += RECORD_HEADER_BYTES + bytes.readUInt32BE(at + 4)) {
+    for (let at = 0; at < bytes.length; at += recordBytes(bytes.readUInt32BE(at + 4))) {
       records.push({ block: bytes.readUInt32BE(at), at, length: bytes.readUInt32BE(at + 4) })
     }
     expect(records.map((r) => r.block).sort((a, b) => a - b)).toEqual([...Array(16).keys()])
@@ -212,10 +221,10 @@ describe('disk cache', () => {
     await writeFile(join(root, 'stray'), 'x')
     // A record whose length is right but whose bytes are not (a crash before they reached the disk).
     const torn = records[2]!
-    bytes[torn.at + RECORD_HEADER_BYTES + 100] = bytes[torn.at + RECORD_HEADER_BYTES + 100]! ^ 0xff
+    bytes[torn.at + RECORD_ALIGN + 100] = bytes[torn.at + RECORD_ALIGN + 100]! ^ 0xff
     // The last record cut short.
     const last = records[records.length - 1]!
-    await writeFile(segment, bytes.subarray(0, last.at + RECORD_HEADER_BYTES + 100))
+    await writeFile(segment, bytes.subarray(0, last.at + RECORD_ALIGN + 100))
     const again = await create(source, small())
     expect(await readdir(root)).not.toContain('stray')
     expect(await readdir(folder)).toEqual(['0.seg'])
@@ -225,22 +234,24 @@ describe('disk cache', () => {
     expect(source.bytesSent - before).toBe(2 * 4 * KiB)
   })
 
-  it('blocks of the earlier layouts (a file per block; segments checked by CRC-32) are removed, without the cache waiting for it', async () => {
+  it('blocks of the earlier layouts (a file per block; segments checked by CRC-32; records not page-aligned) are removed, without the cache waiting for it', async () => {
     const old = join(dir, 'blocks-v2', 'abc')
     await mkdir(old, { recursive: true })
     for (let i = 0; i < 50; i++) await writeFile(join(old, `${i}.blk`), randomBytes(100))
     await mkdir(join(dir, 'blocks-v3', 'def'), { recursive: true })
     await writeFile(join(dir, 'blocks-v3', 'def', '0.seg'), randomBytes(100))
+    await mkdir(join(dir, 'blocks-v4', 'def'), { recursive: true })
+    await writeFile(join(dir, 'blocks-v4', 'def', '0.seg'), randomBytes(100))
     const cache = await DiskBlockCache.open(dir, 1024 * KiB)
     expect(cache.count).toBe(0)
     await cache.flush()
-    expect(await readdir(dir)).toEqual(['blocks-v4'])
+    expect(await readdir(dir)).toEqual(['blocks-v5'])
   })
 
   it('eviction never removes a block being read', async () => {
     await mkdir(dir, { recursive: true })
-    // Room for one 4 KiB block and its record header.
-    const budget = 4 * KiB + RECORD_HEADER_BYTES
+    // Room for one 4 KiB block's record.
+    const budget = recordBytes(4 * KiB)
     const cache = await DiskBlockCache.open(dir, budget)
     const a = randomBytes(4 * KiB)
     await cache.put('k', 0, [a])
@@ -275,7 +286,7 @@ describe('disk cache open files', () => {
     await mkdir(dir, { recursive: true })
     // One 4 KiB block in each of 40 segments, room for 8: most are evicted while their file would still be among the 16 open.
     const block = 4 * KiB
-    const cache = await DiskBlockCache.open(dir, 8 * (block + RECORD_HEADER_BYTES))
+    const cache = await DiskBlockCache.open(dir, 8 * recordBytes(block))
     const data = new Map<number, Buffer>()
     for (let b = 0; b < 40 * 16; b += 16) {
       data.set(b, randomBytes(block))
@@ -286,7 +297,7 @@ describe('disk cache open files', () => {
     const open = await openFilesIn(dir)
     expect(open.length).toBeGreaterThan(0)
     expect(open.filter((f) => f.endsWith(' (deleted)'))).toEqual([])
-    expect(await bytesOnDisk(dir)).toBeLessThanOrEqual(8 * (block + RECORD_HEADER_BYTES))
+    expect(await bytesOnDisk(dir)).toBeLessThanOrEqual(8 * recordBytes(block))
     expect(cache.has('k', 0)).toBe(false)
     await cache.flush()
     expect(await openFilesIn(dir)).toEqual([])

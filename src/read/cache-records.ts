@@ -1,0 +1,59 @@
+// The disk cache's records as bytes. A record is a header page, then the block's bytes
+// zero-padded to a page (block-slots.ts says why pages). The header holds the block's
+// index and length (u32 each, big-endian) and the block's check (block-sum.ts), then
+// zeros. Index and length are held against the index again at every load, so a record
+// read from the wrong place is caught even before its check.
+import type { FileHandle } from 'node:fs/promises'
+import { aligned, blockSlots, RECORD_ALIGN, recordOf } from './block-slots.js'
+import { BLOCK_SUM_BYTES } from './block-sum.js'
+
+/** Bytes of the header that are not padding. */
+const HEADER_USED = 8 + BLOCK_SUM_BYTES
+
+/** Bytes a record of a block of `length` bytes takes in its segment. */
+export function recordBytes(length: number): number {
+  return RECORD_ALIGN + aligned(length)
+}
+
+/** Writes the header into the record's first page, and zeros after the block's bytes to the record's end. */
+export function sealRecord(record: Buffer, block: number, length: number, sum: Buffer): void {
+  record.fill(0, 0, RECORD_ALIGN)
+  record.writeUInt32BE(block >>> 0, 0)
+  record.writeUInt32BE(length, 4)
+  sum.copy(record, 8)
+  record.fill(0, RECORD_ALIGN + length)
+}
+
+/** Whether the record's header names this block and length. */
+export function headerIs(record: Buffer, block: number, length: number): boolean {
+  return record.length >= RECORD_ALIGN && record.readUInt32BE(0) === block >>> 0 && record.readUInt32BE(4) === length
+}
+
+/** A record found in a segment: where it starts, and what its header says. */
+export interface StoredRecord {
+  block: number
+  offset: number
+  length: number
+  sum: Buffer
+}
+
+/**
+ * The records of a segment of `size` bytes, open as `file`, in file order, up to the first
+ * that is cut short. Their header pages are read whole, into a page of a slot, so that a
+ * file open with O_DIRECT can read them: read through the page cache, each header would
+ * bring the kernel's read-ahead of the block bytes behind it into memory for nothing.
+ */
+export async function readRecords(file: FileHandle, size: number): Promise<StoredRecord[]> {
+  const out: StoredRecord[] = []
+  const header = recordOf(blockSlots(1, RECORD_ALIGN)[0]!, 0)!
+  for (let at = 0; at + RECORD_ALIGN <= size;) {
+    const { bytesRead } = await file.read(header, 0, RECORD_ALIGN, at)
+    if (bytesRead < HEADER_USED) break
+    const length = header.readUInt32BE(4)
+    const next = at + recordBytes(length)
+    if (next > size) break
+    out.push({ block: header.readUInt32BE(0), offset: at, length, sum: Buffer.from(header.subarray(8, HEADER_USED)) })
+    at = next
+  }
+  return out
+}
