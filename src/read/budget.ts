@@ -20,3 +20,16 @@ export function blockCacheBytes(o: ReadOptions, diskCache: boolean): number {
   const reserved = o.maxConcurrentFetches * perFetch * o.pieceSize + SLOTS_AT_ONCE * o.blockSize + (diskCache ? MAX_WRITE_BACKLOG + POOL_KEEP * o.blockSize : 0)
   return Math.max(Math.floor(o.memoryCacheBytes / 16), o.memoryCacheBytes - reserved)
 }
+
+/**
+ * Blocks a sequential reader has read that the memory cache keeps at most (memory-cache.ts):
+ * with a disk cache, the last few, enough for a few readers' current blocks; without one,
+ * as many as fit.
+ */
+export function consumedBlockBytes(o: ReadOptions, diskCache: boolean): number {
+  const cacheBytes = blockCacheBytes(o, diskCache)
+  return diskCache ? Math.min(cacheBytes, CONSUMED_KEPT * o.blockSize) : cacheBytes
+}
+
+/** Blocks read sequentially kept in memory beside a disk cache: 32 MiB of 1 MiB blocks. */
+const CONSUMED_KEPT = 32

@@ -8,7 +8,7 @@
 import { AccessPattern } from './access-pattern.js'
 import { DiskBlockCache } from './disk-cache.js'
 import { BlockFetcher, DEMAND, PREFETCH, type Fetch, type FetchStats } from './fetcher.js'
-import { blockCacheBytes } from './budget.js'
+import { blockCacheBytes, consumedBlockBytes } from './budget.js'
 import { reasonOf, troubleLog, type ReadHealth, type ReadLog } from './read-log.js'
 import { spanAt } from '../base/chunk-grid.js'
 import { alignedSpan, blocksOf, planFetch } from './geometry.js'
@@ -45,7 +45,7 @@ export class ReadPath implements FileContent {
     // Prefetching further than half the block cache would evict what it fetched before it is read.
     this.options = { ...options, prefetchBytes: Math.min(options.prefetchBytes, Math.floor(cacheBytes / 2)) }
     this.buffers = new BlockBuffers(options.blockSize)
-    this.memory = new MemoryBlockCache(cacheBytes, this.buffers)
+    this.memory = new MemoryBlockCache(cacheBytes, this.buffers, consumedBlockBytes(options, disk !== null))
     this.pool = new BlockPool(options.blockSize)
     this.fetcher = new BlockFetcher(source, options, (file, block, data) => {
       this.memory.set(blockKey(file.cacheKey, block), data)
@@ -313,36 +313,46 @@ class Handle implements ContentHandle {
     }
   }
 
-  /** One promise per block of [first, end), starting fetches for what nobody has. */
+  /**
+   * One promise per block of [first, end), starting fetches for what nobody has. A block a
+   * sequential reader (`touch` false) gets is marked read in the memory cache, also when it
+   * came from a fetch or the disk (memory-cache.ts: it is among the first to go).
+   */
   private obtain(first: number, end: number, token: ReadToken, touched: Set<Fetch>, touch: boolean): Promise<Block>[] {
     const { path, file } = this
     const parts: Promise<Block>[] = []
     for (let b = first; b < end; b++) {
-      const cached = path.memory.get(blockKey(file.cacheKey, b), touch)
+      const key = blockKey(file.cacheKey, b)
+      const cached = path.memory.get(key, touch)
       if (cached) {
         parts.push(Promise.resolve(cached))
         continue
       }
-      const joined = this.join(b, token, touched)
-      if (joined) {
-        parts.push(joined)
-        continue
-      }
-      if (path.disk?.has(file.cacheKey, b)) {
-        // A read already over (another block failed) must not start a fetch its token
-        // would own after it was released: nobody would ever cancel it.
-        parts.push(path.loadFromDisk(file, b).then((data) => data ??
-          (token.over ? Promise.reject(READ_ENDED) : this.fetchNow(b, 1, token, touched))))
-        continue
-      }
-      // Enough for this read at least; more when the run has earned it. Until it is
-      // established a run's fetches stay head-sized: the pieces of one large read the
-      // kernel cut up want their blocks, not a window doubled by each block fetched.
-      const window = this.pattern.established ? this.pattern.fetchSize : path.options.headSize
-      const want = Math.max(window, (end - b) * path.options.blockSize)
-      parts.push(this.fetchNow(b, want, token, touched))
+      parts.push(touch ? this.obtainAbsent(b, end, token, touched) : this.obtainAbsent(b, end, token, touched).then((block) => {
+        path.memory.get(key, false)
+        return block
+      }))
     }
     return parts
+  }
+
+  /** Block `b` (of a read of blocks up to `end`), not in memory: from a fetch under way, the disk cache or a new fetch. */
+  private obtainAbsent(b: number, end: number, token: ReadToken, touched: Set<Fetch>): Promise<Block> {
+    const { path, file } = this
+    const joined = this.join(b, token, touched)
+    if (joined) return joined
+    if (path.disk?.has(file.cacheKey, b)) {
+      // A read already over (another block failed) must not start a fetch its token
+      // would own after it was released: nobody would ever cancel it.
+      return path.loadFromDisk(file, b).then((data) => data ??
+        (token.over ? Promise.reject(READ_ENDED) : this.fetchNow(b, 1, token, touched)))
+    }
+    // Enough for this read at least; more when the run has earned it. Until it is
+    // established a run's fetches stay head-sized: the pieces of one large read the
+    // kernel cut up want their blocks, not a window doubled by each block fetched.
+    const window = this.pattern.established ? this.pattern.fetchSize : path.options.headSize
+    const want = Math.max(window, (end - b) * path.options.blockSize)
+    return this.fetchNow(b, want, token, touched)
   }
 
   private join(block: number, token: object, touched: Set<Fetch>): Promise<Block> | undefined {

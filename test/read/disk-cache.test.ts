@@ -162,6 +162,27 @@ describe('disk cache', () => {
     expect(source.bytesSent - before).toBeLessThanOrEqual(SMALL_GRID.pieceSize!)
   })
 
+  it.each([['whole blocks', 1], ['quarter blocks', 4]])('a sequential cold read (%s) keeps only its last blocks in memory, the disk cache the rest', async (_, split) => {
+    const source = new MemorySource()
+    const block = SMALL_GRID.blockSize!
+    const data = randomBytes(512 * block)
+    const file = source.add('f', data)
+    // Memory for the whole file, were every block kept.
+    const rp = await create(source, { ...small(), memoryCacheBytes: 8 * 1024 * KiB })
+    const h = rp.open(file)
+    for (let pos = 0; pos < data.length; pos += block / split) {
+      const got = await h.read(pos, block / split)
+      expect(toBuffer(got).equals(data.subarray(pos, pos + block / split))).toBe(true)
+      giveBack(got)
+    }
+    h.close()
+    await rp.flush()
+    // The last 32 blocks read (consumedBlockBytes), whether they came from memory or from the
+    // fetch they waited on, and the run's first block (read before the run was seen: kept as random).
+    expect(rp.memory.bytes).toBeLessThanOrEqual(33 * block)
+    expect(rp.disk!.count).toBe(512)
+  })
+
   it('a changed cacheKey never returns old bytes', async () => {
     const source = new MemorySource()
     const v1 = source.add('f', Buffer.alloc(40 * KiB, 1), { key: 'v1' })

@@ -37,4 +37,23 @@ describe('MemoryBlockCache', () => {
     expect(c.has('huge')).toBe(false)
     expect(c.count).toBe(3)
   })
+
+  it('keeps only the last consumedMaxBytes of blocks read sequentially, never the one just read, and counts them right when read again', () => {
+    const c = new MemoryBlockCache(10 * 100, null, 2 * 100)
+    for (const k of ['a', 'b', 'c', 'd']) c.set(k, block(100))
+    c.get('a', false)
+    c.get('b', false)
+    expect(c.count).toBe(4)
+    c.get('c', false) // a third read block: the first read goes at once, though the budget has room
+    expect(c.has('a')).toBe(false)
+    expect([...['b', 'c', 'd']].every((k) => c.has(k))).toBe(true)
+    c.get('b') // a random reader takes 'b' back: it is fresh again, out of the read blocks' count
+    c.get('d', false)
+    expect([...['b', 'c', 'd']].every((k) => c.has(k))).toBe(true)
+    expect(c.bytes).toBe(300)
+    const big = new MemoryBlockCache(1000, null, 50)
+    big.set('x', block(100))
+    expect(big.get('x', false)).toBeDefined()
+    expect(big.has('x')).toBe(true)
+  })
 })
