@@ -69,6 +69,7 @@ export async function streamRun(d: RunDeps, fetch: { file: RemoteFile; controlle
   const unjudged = new Set<Promise<void>>()
   let index = 0
   let piece: OpenPiece | null = null
+  let over = false
   const open = (state: PieceState): OpenPiece => {
     const buffers: PooledBuffer[] = []
     for (let at = state.span.start; at < state.span.end; at += blockSize) buffers.push(d.buffers.take())
@@ -87,8 +88,14 @@ export async function streamRun(d: RunDeps, fetch: { file: RemoteFile; controlle
       lastData = Date.now()
     }
   }
-  /** Takes bytes of the run as they arrive: copied into their piece's blocks; a complete piece goes to be judged. */
+  /**
+   * Takes bytes of the run as they arrive: copied into their piece's blocks; a complete piece
+   * goes to be judged. Refused once the try is over: its buffers went back to the pool, and
+   * bytes a source still hands over after an abort (what it had received before it saw
+   * the abort) would land in blocks another fetch has filled and verified since.
+   */
   const receive = (received: Buffer): Promise<void> | undefined => {
+    if (over) throw new NetworkError('bytes after the try was over', 'ECANCELED')
     lastData = Date.now()
     let data = received
     d.stats.bytesReceived += data.length
@@ -126,6 +133,7 @@ export async function streamRun(d: RunDeps, fetch: { file: RemoteFile; controlle
     await abortable(d.source.streamRange(file, runStart, runEnd, receive, signal), signal)
     if (at < runEnd) throw new NetworkError(`range ended at ${at} of ${runEnd}`, 'ECONNRESET')
   } finally {
+    over = true
     clearTimeout(timer)
     // A piece cut off: its buffers go back (set by receive, which the compiler does not follow).
     for (const b of (piece as OpenPiece | null)?.buffers ?? []) d.buffers.drop(b)
