@@ -34,9 +34,12 @@ const SEGMENT_NAME = /^(\d+)\.seg$/
 /**
  * Bytes of blocks waiting to be written at most; past that a block is not cached (the cache
  * is best effort). Blocks evicted from memory before they are written live on here, so
- * this comes out of the memory budget (see blockCacheBytes in content.ts).
+ * this comes out of the memory budget (budget.ts). An O_DIRECT write returns only once the
+ * disk has the bytes, and a fetch's pieces arrive in bursts: with 32 MiB, a cold 1 GiB read
+ * on this machine's disk (~500 MB/s for new files) left 1–30 MiB out of the cache when
+ * other work shared the machine.
  */
-export const MAX_WRITE_BACKLOG = 32 * 1024 * 1024
+export const MAX_WRITE_BACKLOG = 64 * 1024 * 1024
 /**
  * Writes under way at once (each of one segment's waiting blocks): with two at a time a
  * busy main thread left them so far behind a cold read that a fifth of a 1 GiB file never
