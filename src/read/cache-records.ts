@@ -1,9 +1,11 @@
-// The disk cache's records as bytes. A record is a header page, then the block's bytes
+// The disk cache's records as bytes, and the segment files that hold them as found at
+// start (the cache's index is rebuilt from them: disk-cache.ts). A record is a header page, then the block's bytes
 // zero-padded to a page (block-slots.ts says why pages). The header holds the block's
 // index and length (u32 each, big-endian) and the block's check (block-sum.ts), then
 // zeros. Index and length are held against the index again at every load, so a record
 // read from the wrong place is caught even before its check.
-import type { FileHandle } from 'node:fs/promises'
+import { readdir, rm, stat, type FileHandle } from 'node:fs/promises'
+import { join } from 'node:path'
 import { aligned, blockSlots, RECORD_ALIGN, recordOf } from './block-slots.js'
 import { BLOCK_SUM_BYTES } from './block-sum.js'
 
@@ -56,4 +58,53 @@ export async function readRecords(file: FileHandle, size: number): Promise<Store
     at = next
   }
   return out
+}
+
+const SEGMENT_NAME = /^(\d+)\.seg$/
+
+/** A segment file found in the cache's folder: its key (<file>/<number>), where it is, and what it holds. */
+export interface FoundSegment {
+  key: string
+  fileId: string
+  path: string
+  size: number
+  mtimeMs: number
+  records: StoredRecord[]
+}
+
+/**
+ * Every segment file below `root` (<file>/<number>.seg), with its records, each file read
+ * through `open`. What is not a segment there (a stray name, a file where a folder should
+ * be, leftovers of a crash) is removed on the way.
+ */
+export async function findSegments(root: string, open: (path: string) => Promise<FileHandle>): Promise<FoundSegment[]> {
+  const found: FoundSegment[] = []
+  for (const fileId of await readdir(root)) {
+    const folder = join(root, fileId)
+    let names: string[]
+    try {
+      names = await readdir(folder)
+    } catch {
+      await rm(folder, { force: true })
+      continue
+    }
+    await Promise.all(names.map(async (name) => {
+      const path = join(folder, name)
+      const m = SEGMENT_NAME.exec(name)
+      if (!m) return void (await rm(path, { force: true, recursive: true }))
+      const st = await stat(path).catch(() => null)
+      if (!st?.isFile()) return
+      const records = await open(path)
+        .then(async (file) => {
+          try {
+            return await readRecords(file, st.size)
+          } finally {
+            await file.close()
+          }
+        })
+        .catch(() => [])
+      found.push({ key: `${fileId}/${m[1]}`, fileId, path, size: st.size, mtimeMs: st.mtimeMs, records })
+    }))
+  }
+  return found
 }

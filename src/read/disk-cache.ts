@@ -19,19 +19,18 @@
 // headers at start. Eviction goes by whole segments, least recently used first, recency
 // carried across mounts by the segments' mtimes. Disk I/O is all async.
 import { createHash } from 'node:crypto'
-import { mkdir, open, readdir, rm, stat, unlink, utimes } from 'node:fs/promises'
+import { mkdir, open, rm, unlink, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import PQueue from 'p-queue'
 import { blockSumIs } from './block-sum.js'
 import { bytesLength } from './bytes.js'
 import { recordOf } from './block-slots.js'
-import { readRecords, recordBytes } from './cache-records.js'
+import { findSegments, recordBytes } from './cache-records.js'
 import type { Block } from './memory-cache.js'
 import { RecordIO } from './record-io.js'
 
 /** Neighbouring blocks kept in one segment file. */
 const BLOCKS_PER_SEGMENT = 16
-const SEGMENT_NAME = /^(\d+)\.seg$/
 /**
  * Bytes of blocks waiting to be written at most; past that a block is not cached (the cache
  * is best effort). Blocks evicted from memory before they are written live on here, so
@@ -151,45 +150,18 @@ export class DiskBlockCache {
 
   private async rebuild(): Promise<void> {
     await mkdir(this.root, { recursive: true })
-    const found: Segment[] = []
-    for (const fileId of await readdir(this.root)) {
-      const folder = join(this.root, fileId)
-      let names: string[]
-      try {
-        names = await readdir(folder)
-      } catch {
-        await rm(folder, { force: true })
-        continue
+    const found = await findSegments(this.root, (path) => this.io.open(path))
+    found.sort((a, b) => a.mtimeMs - b.mtimeMs)
+    for (const f of found) {
+      const segment: Segment = { key: f.key, path: f.path, size: f.size, pins: 0, blocks: new Set(), touched: f.mtimeMs, ready: Promise.resolve(), broken: false }
+      for (const r of f.records) {
+        const key = `${f.fileId}/${r.block}`
+        const old = this.records.get(key)
+        if (old) old.segment.blocks.delete(key)
+        // A block written again (after its check failed) is the later record.
+        this.records.set(key, { segment, offset: r.offset, length: r.length, sum: r.sum })
+        segment.blocks.add(key)
       }
-      await Promise.all(names.map(async (name) => {
-        const path = join(folder, name)
-        const m = SEGMENT_NAME.exec(name)
-        if (!m) return void (await rm(path, { force: true, recursive: true }))
-        const st = await stat(path).catch(() => null)
-        if (!st?.isFile()) return
-        const segment: Segment = { key: `${fileId}/${m[1]}`, path, size: st.size, pins: 0, blocks: new Set(), touched: st.mtimeMs, ready: Promise.resolve(), broken: false }
-        const records = await this.io.open(path)
-          .then(async (file) => {
-            try {
-              return await readRecords(file, st.size)
-            } finally {
-              await file.close()
-            }
-          })
-          .catch(() => [])
-        for (const r of records) {
-          const key = `${fileId}/${r.block}`
-          const old = this.records.get(key)
-          if (old) old.segment.blocks.delete(key)
-          // A block written again (after its check failed) is the later record.
-          this.records.set(key, { segment, offset: r.offset, length: r.length, sum: r.sum })
-          segment.blocks.add(key)
-        }
-        found.push(segment)
-      }))
-    }
-    found.sort((a, b) => a.touched - b.touched)
-    for (const segment of found) {
       this.segments.set(segment.key, segment)
       this.indexedBytes += segment.size
     }
