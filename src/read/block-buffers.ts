@@ -48,7 +48,7 @@ export class BlockBuffers {
   /** A buffer for a block being fetched, held once (by the fetch). */
   take(): PooledBuffer {
     if (this.free.length === 0) {
-      for (const slot of blockSlots(SLOTS_AT_ONCE, this.blockSize)) this.free.push(new PooledBuffer(slot))
+      for (const slot of blockSlots(SLOTS_AT_ONCE, this.blockSize, true)) this.free.push(new PooledBuffer(slot))
       this.made += SLOTS_AT_ONCE
     }
     const buffer = this.free.pop()!

@@ -7,7 +7,8 @@
 // every 4 KiB page, besides the writeback later), against ~0.45 with O_DIRECT; and a block
 // the user reads through the mount stayed in memory twice, once as the mount's file and
 // once as the cache's. Slots are in the block check's memory (block-sum.ts), so a block is
-// checked where it lies, and that memory is shared, so the hashing threads read it too.
+// checked where it lies; the memory of fetched blocks is shared, so the hashing threads read
+// them there too.
 import { sumMemory } from './block-sum.js'
 
 /**
@@ -33,11 +34,16 @@ interface SlotMemory {
 
 const memories = new WeakMap<ArrayBufferLike, SlotMemory>()
 
-/** `count` slots with room for blocks of `blockSize` bytes: their block rooms, each blockSize long. */
-export function blockSlots(count: number, blockSize: number): Buffer[] {
+/**
+ * `count` slots with room for blocks of `blockSize` bytes: their block rooms, each blockSize
+ * long. `shared`: in memory other threads may read (fetched blocks, hashed by the hashing
+ * threads); blocks only ever read on this thread (loaded from disk) are better in plain
+ * memory, which V8 copies out faster (block-sum.ts).
+ */
+export function blockSlots(count: number, blockSize: number, shared: boolean): Buffer[] {
   const room = aligned(blockSize)
   const stride = RECORD_ALIGN + room
-  const memory = sumMemory(count * stride)
+  const memory = sumMemory(count * stride, shared)
   memories.set(memory.buffer, { start: memory.byteOffset, stride, count, room })
   const out: Buffer[] = []
   for (let i = 0; i < count; i++) {

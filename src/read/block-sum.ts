@@ -24,11 +24,13 @@
 // passes, as a chosen change passes CRC-32: the check is against accident, not intent.
 // It runs in WebAssembly with 128-bit vectors at ~20 GB/s, on the bytes where they lie when
 // they are in the module's memory (sumMemory), else copied in: a sixth, or a third, of
-// CRC-32's CPU. The memory is shared, so the hashing threads read blocks in it too.
+// CRC-32's CPU. Fetched blocks live in memory shared with the hashing threads (they read
+// them there too); blocks loaded from disk in plain memory, which V8 copies out at memcpy's
+// speed (it copies shared memory word by word).
 
 /** The few WebAssembly names used here (the project's TypeScript libraries do not declare them). */
 declare const WebAssembly: {
-  Memory: new (descriptor: { initial: number; maximum: number; shared: true }) => { buffer: SharedArrayBuffer }
+  Memory: new (descriptor: { initial: number; maximum?: number; shared?: boolean }) => { buffer: ArrayBufferLike }
   Module: new (bytes: Uint8Array) => object
   Instance: new (module: object, imports: object) => { exports: Record<string, unknown> }
 }
@@ -38,7 +40,7 @@ export const BLOCK_SUM_BYTES = 64
 
 /**
  * The module, assembled from:
- *   (import "m" "mem" (memory 1 65536 shared))
+ *   (import "m" "mem" (memory 1))
  *   (func (export "sum") (param $p i32) (param $n i32)
  *     (local $s1a v128) (local $s2a v128) (local $s1b v128) (local $s2b v128) (local $v v128)
  *     $n := $p + $n   ;; the end
@@ -51,7 +53,7 @@ export const BLOCK_SUM_BYTES = 64
  *     store the four sums back)
  */
 const MODULE = Buffer.from(
-  'AGFzbQEAAAABBgFgAn9/AAINAQFtA21lbQIDAYCABAMCAQAHBwEDc3VtAAAKkgEBjwEBBXsgACABaiEBQQD9AAQAIQJBAP0ABBAhA0EA/QAEICEEQQD9AAQwIQUCQANAIAAgAU8NASAA/QAEACEGIAIgBv3JAf3OASICIAP9zgEhAyAEIAb9ygH9zgEiBCAF/c4BIQUgAEEQaiEADAALC0EAIAL9CwQAQQAgA/0LBBBBACAE/QsEIEEAIAX9CwQwCw==',
+  'AGFzbQEAAAABBgFgAn9/AAIKAQFtA21lbQIAAQMCAQAHBwEDc3VtAAAKkgEBjwEBBXsgACABaiEBQQD9AAQAIQJBAP0ABBAhA0EA/QAEICEEQQD9AAQwIQUCQANAIAAgAU8NASAA/QAEACEGIAIgBv3JAf3OASICIAP9zgEhAyAEIAb9ygH9zgEiBCAF/c4BIQUgAEEQaiEADAALC0EAIAL9CwQAQQAgA/0LBBBBACAE/QsEIEEAIAX9CwQwCw==',
   'base64',
 )
 
@@ -62,7 +64,14 @@ const STATE_BYTES = BLOCK_SUM_BYTES + 16
 /** Where a sum memory's bytes start (sumMemory): one system page in, past the state. */
 const SUM_MEMORY_START = 4096
 const PAGE = 64 * 1024
-const compiled = new WebAssembly.Module(MODULE)
+/** The module's import section, and the same importing a shared memory: (memory 1 65536 shared). */
+const PLAIN_IMPORT = Buffer.from('020a01016d036d656d020001', 'hex')
+const SHARED_IMPORT = Buffer.from('020d01016d036d656d020301808004', 'hex')
+const at = MODULE.indexOf(PLAIN_IMPORT)
+const compiled = {
+  plain: new WebAssembly.Module(MODULE),
+  shared: new WebAssembly.Module(Buffer.concat([MODULE.subarray(0, at), SHARED_IMPORT, MODULE.subarray(at + PLAIN_IMPORT.length)])),
+}
 
 /** One instance of the module with its memory: the sums at its start, then `bytes` more. */
 class Summer {
@@ -70,10 +79,10 @@ class Summer {
   readonly state: Buffer
   private readonly sumAt: (at: number, length: number) => void
 
-  constructor(bytes: number) {
+  constructor(bytes: number, shared: boolean) {
     const pages = Math.ceil((SUM_MEMORY_START + bytes) / PAGE)
-    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true })
-    this.sumAt = new WebAssembly.Instance(compiled, { m: { mem: memory } }).exports.sum as (at: number, length: number) => void
+    const memory = new WebAssembly.Memory(shared ? { initial: pages, maximum: pages, shared } : { initial: pages })
+    this.sumAt = new WebAssembly.Instance(shared ? compiled.shared : compiled.plain, { m: { mem: memory } }).exports.sum as (at: number, length: number) => void
     this.view = Buffer.from(memory.buffer)
     this.state = this.view.subarray(0, BLOCK_SUM_BYTES)
   }
@@ -92,18 +101,18 @@ class Summer {
 }
 
 /** For bytes anywhere: copied in, a chunk at a time. */
-const copying = new Summer(CHUNK)
+const copying = new Summer(CHUNK, false)
 /** Memories of sumMemory: bytes in one are summed where they lie. */
 const arenas = new WeakMap<ArrayBufferLike, Summer>()
 
 /**
  * `bytes` bytes whose check runs on them where they are, with no copy, in memory shared
- * with other threads. They start a system page into the module's memory, which itself
- * starts on a page, so they are page-aligned, as O_DIRECT asks of the memory it moves.
- * Their pages are taken from the system as they are first written.
+ * with other threads or not. They start a system page into the module's memory, which
+ * itself starts on a page, so they are page-aligned, as O_DIRECT asks of the memory it
+ * moves. Their pages are taken from the system as they are first written.
  */
-export function sumMemory(bytes: number): Buffer {
-  const summer = new Summer(bytes)
+export function sumMemory(bytes: number, shared: boolean): Buffer {
+  const summer = new Summer(bytes, shared)
   arenas.set(summer.view.buffer, summer)
   return summer.view.subarray(SUM_MEMORY_START, SUM_MEMORY_START + bytes)
 }

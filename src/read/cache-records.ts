@@ -47,7 +47,7 @@ export interface StoredRecord {
  */
 export async function readRecords(file: FileHandle, size: number): Promise<StoredRecord[]> {
   const out: StoredRecord[] = []
-  const header = recordOf(blockSlots(1, RECORD_ALIGN)[0]!, 0)!
+  const header = recordOf(blockSlots(1, RECORD_ALIGN, false)[0]!, 0)!
   for (let at = 0; at + RECORD_ALIGN <= size;) {
     const { bytesRead } = await file.read(header, 0, RECORD_ALIGN, at)
     if (bytesRead < HEADER_USED) break

@@ -28,7 +28,7 @@ export class BlockPool {
 
   take(): Buffer {
     if (!this.free) {
-      this.free = blockSlots(POOL_KEEP, this.blockSize)
+      this.free = blockSlots(POOL_KEEP, this.blockSize, false)
       for (const b of this.free) this.own.add(b)
     }
     return this.free.pop() ?? Buffer.allocUnsafeSlow(this.blockSize)

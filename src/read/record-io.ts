@@ -183,7 +183,7 @@ export class RecordIO {
   /** A staging slot for a block of `length` bytes (give it back with unstage) and the record it makes there. */
   private stage(length: number): { slot: Buffer; record: Buffer } {
     const at = this.staging.findIndex((room) => room.length >= length)
-    const slot = at >= 0 ? this.staging.splice(at, 1)[0]! : blockSlots(1, Math.max(length, STAGING_ROOM))[0]!
+    const slot = at >= 0 ? this.staging.splice(at, 1)[0]! : blockSlots(1, Math.max(length, STAGING_ROOM), false)[0]!
     return { slot, record: recordOf(slot, length)! }
   }
 

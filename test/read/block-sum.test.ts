@@ -95,9 +95,12 @@ describe('block check', () => {
     expect(blockSumIs(randomBytes(block.length), sum)).toBe(false)
   })
 
-  it('bytes in sum memory (checked where they lie) have the same check as anywhere else, damage caught alike', () => {
-    const memory = sumMemory(3 * 70_000)
-    const buffers = [0, 1, 2].map((i) => memory.subarray(i * 70_000, (i + 1) * 70_000))
+  it('bytes in sum memory, shared or plain (checked where they lie), have the same check as anywhere else, damage caught alike', () => {
+    const shared = sumMemory(2 * 70_000, true)
+    const plain = sumMemory(70_000, false)
+    expect(shared.buffer).toBeInstanceOf(SharedArrayBuffer)
+    expect(plain.buffer).not.toBeInstanceOf(SharedArrayBuffer)
+    const buffers = [shared.subarray(0, 70_000), shared.subarray(70_000), plain]
     for (const [i, length] of [[0, 70_000], [1, 69_999], [2, 17]] as const) {
       const bytes = randomBytes(length)
       const into = buffers[i]!.subarray(0, length)

@@ -63,7 +63,7 @@ async function roundTrip(folder: string, blocks: Block[], bytes: Buffer[]): Prom
 
 async function checkBack(folder: string, bytes: Buffer[]): Promise<void> {
   const again = await DiskBlockCache.open(folder, 64 * 1024 * KiB)
-  const into = blockSlots(1, BLOCK)[0]!
+  const into = blockSlots(1, BLOCK, false)[0]!
   for (let i = 0; i < bytes.length; i++) {
     const got = await again.get('k', i, bytes[i]!.length, into)
     expect(got?.equals(bytes[i]!)).toBe(true)
