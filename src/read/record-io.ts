@@ -16,7 +16,7 @@ import type { Block } from './memory-cache.js'
  * block loaded cost a re-read from the cache about a tenth of its CPU. 16 segments of 16 MiB
  * cover what a few sequential readers and their read-ahead use at once.
  */
-export const OPEN_SEGMENTS = 16
+const OPEN_SEGMENTS = 16
 /** Room of a staging slot at least: a block of the default size. */
 const STAGING_ROOM = 1024 * 1024
 /** Staging slots kept free for the next block not in a slot. */
