@@ -101,9 +101,26 @@ class Summer {
 }
 
 /** For bytes anywhere: copied in, a chunk at a time. */
-const copying = new Summer(CHUNK, false)
+let copyingSummer: Summer | null = null
+/** Made at first use, not when this module loads: see sumMemoryError. */
+const copyingOne = (): Summer => (copyingSummer ??= new Summer(CHUNK, false))
 /** Memories of sumMemory: bytes in one are summed where they lie. */
 const arenas = new WeakMap<ArrayBufferLike, Summer>()
+
+/**
+ * Why WebAssembly memory cannot be had here, or null. V8 reserves ~10 GiB of address space
+ * per memory (guard regions), so under an address-space limit (`ulimit -v`, RLIMIT_AS)
+ * every one fails, and with it the block check and the block slots: the read path says so
+ * at start instead of failing its reads.
+ */
+export function sumMemoryError(): Error | null {
+  try {
+    copyingOne()
+    return null
+  } catch (e) {
+    return new Error(`the read path cannot reserve WebAssembly memory for its block buffers (${(e as Error).message}); is an address-space limit set (ulimit -v)? transferfs needs it unlimited`)
+  }
+}
 
 /**
  * `bytes` bytes whose check runs on them where they are, with no copy, in memory shared
@@ -128,6 +145,7 @@ function run(parts: Buffer | readonly Buffer[]): Summer {
     if (whole < one.length) arena.sumTail(one, one.length - whole)
     return arena
   }
+  const copying = copyingOne()
   const { view, state } = copying
   state.fill(0)
   let filled = 0

@@ -8,6 +8,7 @@ import { blockCacheBytes, consumedBlockBytes } from './budget.js'
 import { reasonOf, troubleLog, type ReadHealth, type ReadLog } from './read-log.js'
 import { spanAt } from '../base/chunk-grid.js'
 import { BlockBuffers } from './block-buffers.js'
+import { sumMemoryError } from './block-sum.js'
 import { BlockPool } from './disk-stream.js'
 import { Handle, type OpenFile } from './handle.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
@@ -63,6 +64,8 @@ export class ReadPath implements FileContent, OpenFile {
   /** Opens the read path; with `diskCacheDir` set, the disk cache found there is taken up. */
   static async create(source: RangeSource, options: Partial<ReadOptions> = {}, log: ReadLog | null = null): Promise<ReadPath> {
     const o = resolveReadOptions(options)
+    const memoryError = sumMemoryError()
+    if (memoryError) throw memoryError
     let disk: DiskBlockCache | null = null
     let diskCacheError: unknown = null
     if (o.diskCacheDir && o.diskCacheBytes > 0) {

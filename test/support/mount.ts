@@ -16,7 +16,7 @@ import { mountFileSystem, type MountHandle, type MountSettings } from '../../src
 import { mountHelperCommand, unmountWithHelper } from '../../src/fuse/mount-helper.js'
 import type { FileSystemCore } from '../../src/vfs/core.js'
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** `node --import` this to run the project's TypeScript in a child process. */
 export const TS_REGISTER = path.join(REPO, 'test/fuse/fixtures/register-ts.mjs')
 
