@@ -24,7 +24,6 @@ import { join } from 'node:path'
 import PQueue from 'p-queue'
 import { blockSumIs } from './block-sum.js'
 import { bytesLength } from './bytes.js'
-import { recordOf } from './block-slots.js'
 import { findSegments, recordBytes } from './cache-records.js'
 import type { Block } from './memory-cache.js'
 import { RecordIO } from './record-io.js'
@@ -80,25 +79,6 @@ interface Waiting {
   /** Bytes of its record. */
   size: number
   done: () => void
-}
-
-/** A record being loaded: its index key, where it is, its block and where its bytes go. */
-interface Loading {
-  key: string
-  record: BlockRecord
-  block: number
-  into: Buffer | undefined
-}
-
-/** Whether `next` can be read in one read after `prev`: the next record of the same segment, into a slot, as `prev` is. */
-function joins(prev: Loading, next: Loading | null): boolean {
-  return (
-    next !== null &&
-    next.record.segment === prev.record.segment &&
-    next.record.offset === prev.record.offset + recordBytes(prev.record.length) &&
-    prev.into !== undefined && recordOf(prev.into, prev.record.length) !== null &&
-    next.into !== undefined && recordOf(next.into, next.record.length) !== null
-  )
 }
 
 interface BlockRecord {
@@ -188,61 +168,19 @@ export class DiskBlockCache {
    * a buffer of at least expectedLength to read them into (the bytes are a view of it).
    */
   async get(cacheKey: string, block: number, expectedLength: number, into?: Buffer): Promise<Buffer | undefined> {
-    return (await this.getRun(cacheKey, block, [{ length: expectedLength, into }]))[0]
-  }
-
-  /**
-   * Blocks first, first + 1, ... as get gives each (`wants`: the length expected of each and
-   * where to read it). Records side by side in one segment, each read into a slot
-   * (block-slots.ts), come in one read.
-   */
-  async getRun(cacheKey: string, first: number, wants: ReadonlyArray<{ length: number; into?: Buffer }>): Promise<Array<Buffer | undefined>> {
-    const fileId = this.fileId(cacheKey)
-    const out: Array<Buffer | undefined> = wants.map(() => undefined)
-    const found = wants.map((want, i) => {
-      const key = `${fileId}/${first + i}`
-      const record = this.records.get(key)
-      return record && record.length === want.length ? { key, record, block: first + i, into: want.into } : null
-    })
-    const reads: Promise<void>[] = []
-    for (let i = 0; i < found.length;) {
-      const head = found[i]
-      if (!head) {
-        i++
-        continue
-      }
-      let j = i + 1
-      // A record joins the read when it follows the last in the same segment and goes into a slot too.
-      while (j < found.length && joins(found[j - 1]!, found[j]!)) j++
-      const run = found.slice(i, j) as Loading[]
-      const at = i
-      reads.push(this.loadRun(run).then((got) => got.forEach((data, k) => void (out[at + k] = data))))
-      i = j
-    }
-    await Promise.all(reads)
-    return out
-  }
-
-  /** Loads the records (side by side in one segment, or one alone) and keeps what it finds in the index. */
-  private async loadRun(run: readonly Loading[]): Promise<Array<Buffer | undefined>> {
-    const { segment } = run[0]!.record
+    const key = `${this.fileId(cacheKey)}/${block}`
+    const record = this.records.get(key)
+    if (!record) return undefined
+    const { segment } = record
     segment.pins++
-    let got: Array<Buffer | undefined>
+    let data: Buffer | undefined
     try {
-      got = run.length === 1
-        ? [await this.io.load(segment, run[0]!.record.offset, run[0]!.block, run[0]!.record.length, run[0]!.into)]
-        : await this.io.loadRun(segment, run[0]!.record.offset, run.map((r) => ({ block: r.block, length: r.record.length, into: r.into! })))
+      data = record.length === expectedLength ? await this.io.load(segment, record.offset, block, record.length, into) : undefined
     } catch {
-      got = run.map(() => undefined)
+      data = undefined
     } finally {
       segment.pins--
     }
-    return run.map((r, i) => this.checked(r.key, r.record, got[i]))
-  }
-
-  /** The bytes a load found for a record, when they pass its check; a record that failed leaves the index. */
-  private checked(key: string, record: BlockRecord, data: Buffer | undefined): Buffer | undefined {
-    const { segment } = record
     const intact = data !== undefined && blockSumIs(data, record.sum)
     if (this.records.get(key) !== record) return intact ? data : undefined
     if (!intact) {
@@ -416,10 +354,5 @@ export class DiskBlockCache {
   /** Writes made to segment files (for tests). */
   get writeCount(): number {
     return this.io.writes
-  }
-
-  /** Reads made of segment files' records (for tests). */
-  get readCount(): number {
-    return this.io.reads
   }
 }

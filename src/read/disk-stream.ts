@@ -136,26 +136,16 @@ export class DiskStream {
    * them was loaded already.
    */
   private take(first: number, end: number): LoadedBlock[] | undefined | Promise<LoadedBlock[] | undefined> {
-    const wanted: number[] = []
-    for (let b = first; b < end; b++) if (!this.ahead.has(b)) wanted.push(b)
-    // The blocks ahead are topped up once half of them are read, several at a time: blocks
-    // side by side on disk then come in one read (DiskBlockCache.getRun). One O_DIRECT read
-    // per block cost a re-read ~0.45 CPU-s per GiB in the threads that wait on the disk.
-    let loaded = 0
-    for (const b of this.ahead.keys()) if (b >= end) loaded++
-    if (loaded <= this.depth / 2) {
-      const blocks = Math.ceil(this.fileSize / this.blockSize)
-      for (let b = end; b < Math.min(blocks, end + this.depth); b++) {
-        if (!this.ahead.has(b) && this.disk.has(this.cacheKey, b)) wanted.push(b)
-      }
-    }
-    this.load(wanted)
     const loads: Load[] = []
     for (let b = first; b < end; b++) {
-      loads.push(this.ahead.get(b)!)
+      loads.push(this.ahead.get(b) ?? this.load(b))
       this.ahead.delete(b)
     }
     for (const b of this.ahead.keys()) if (b < end) this.drop(b)
+    const blocks = Math.ceil(this.fileSize / this.blockSize)
+    for (let b = end; b < Math.min(blocks, end + this.depth); b++) {
+      if (!this.ahead.has(b) && this.disk.has(this.cacheKey, b)) this.ahead.set(b, this.load(b))
+    }
     if (loads.every((l) => l.done)) return this.whole(loads.map((l) => l.block))
     return Promise.all(loads.map((l) => l.promise)).then((got) => this.whole(got))
   }
@@ -183,34 +173,24 @@ export class DiskStream {
     void load?.promise.then((b) => b && this.pool.give(b.buffer))
   }
 
-  /** Starts loads of the blocks (ascending), into this.ahead: one disk read per run of neighbours. */
-  private load(blocks: readonly number[]): void {
-    for (let i = 0; i < blocks.length;) {
-      let j = i + 1
-      while (j < blocks.length && blocks[j] === blocks[j - 1]! + 1) j++
-      this.loadRun(blocks.slice(i, j))
-      i = j
-    }
-  }
-
-  private loadRun(run: readonly number[]): void {
-    const buffers = run.map(() => this.pool.take())
-    const wants = run.map((block, i) => {
-      const span = spanAt(block, this.fileSize, this.blockSize)
-      return { length: span.end - span.start, into: buffers[i]! }
-    })
-    const got = this.disk.getRun(this.cacheKey, run[0]!, wants).catch(() => run.map(() => undefined))
-    run.forEach((block, i) => {
-      const buffer = buffers[i]!
-      const load: Load = { promise: undefined!, done: false, block: undefined }
-      load.promise = got.then((all) => {
+  private load(block: number): Load {
+    const buffer = this.pool.take()
+    const span = spanAt(block, this.fileSize, this.blockSize)
+    const load: Load = { promise: undefined!, done: false, block: undefined }
+    load.promise = this.disk.get(this.cacheKey, block, span.end - span.start, buffer).then(
+      (data) => {
         load.done = true
-        const data = all[i]
+        // Read into this buffer, not elsewhere (slots share one memory: the offset tells them apart).
         if (data && data.buffer === buffer.buffer && data.byteOffset === buffer.byteOffset) return (load.block = { data, buffer })
         this.pool.give(buffer)
         return undefined
-      })
-      this.ahead.set(block, load)
-    })
+      },
+      () => {
+        load.done = true
+        this.pool.give(buffer)
+        return undefined
+      },
+    )
+    return load
   }
 }

@@ -44,8 +44,6 @@ export class RecordIO {
   private readonly staging: Buffer[] = []
   /** Writes made (for tests: blocks waiting together go in one). */
   writes = 0
-  /** Reads made (for tests: records side by side come in one). */
-  reads = 0
 
   /** Opens a segment file for positional reads and writes, with O_DIRECT while the file system takes it. */
   async open(path: string): Promise<FileHandle> {
@@ -102,7 +100,6 @@ export class RecordIO {
     const image = inSlot ?? staged!.record
     try {
       const { bytesRead } = await this.transfer(segment, (file) => file.read(image, 0, image.length, offset))
-      this.reads++
       if (bytesRead < RECORD_ALIGN + length || !headerIs(image, block, length)) return undefined
       const bytes = image.subarray(RECORD_ALIGN, RECORD_ALIGN + length)
       if (inSlot) return bytes
@@ -112,24 +109,6 @@ export class RecordIO {
     } finally {
       if (staged) this.unstage(staged.slot)
     }
-  }
-
-  /**
-   * The bytes of records side by side from `offset` of the segment, read in one read, each
-   * straight into its slot (`into`, a slot with room for it). Each undefined when cut short
-   * or its header names another block; the caller holds the bytes against their check.
-   */
-  async loadRun(segment: SegmentFile, offset: number, records: ReadonlyArray<{ block: number; length: number; into: Buffer }>): Promise<Array<Buffer | undefined>> {
-    const images = records.map((r) => recordOf(r.into, r.length)!)
-    const { bytesRead } = await this.transfer(segment, (file) => file.readv(images, offset))
-    this.reads++
-    let at = 0
-    return records.map((r, i) => {
-      const image = images[i]!
-      const whole = bytesRead >= at + RECORD_ALIGN + r.length
-      at += image.length
-      return whole && headerIs(image, r.block, r.length) ? image.subarray(RECORD_ALIGN, RECORD_ALIGN + r.length) : undefined
-    })
   }
 
   /** Closes the segment's files (each once what it has under way is done). */

@@ -113,22 +113,6 @@ describe('disk cache', () => {
     expect(buffers.size).toBeLessThanOrEqual(12)
   })
 
-  it('a re-read from disk reads neighbouring blocks together, several to a read', async () => {
-    const { source, block, data, file } = await cachedOnDisk(64 * SMALL_GRID.blockSize!)
-    source.offline = true
-    const second = await create(source, small())
-    const h = second.open(file)
-    for (let pos = 0; pos < data.length; pos += block) {
-      const got = await h.read(pos, block)
-      expect(toBuffer(got).equals(data.subarray(pos, pos + block))).toBe(true)
-      giveBack(got)
-    }
-    h.close()
-    // 64 blocks in far fewer reads than blocks: runs of neighbours both in the file and in
-    // their segment (a segment holds its blocks in the order they came, piece by piece).
-    expect(second.disk!.readCount).toBeLessThanOrEqual(32)
-  })
-
   it('parts of a block the re-read holds are answered at once, not through a promise', async () => {
     const { source, block, data, file } = await cachedOnDisk(16 * SMALL_GRID.blockSize!)
     const step = block / 4
