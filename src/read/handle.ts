@@ -104,7 +104,7 @@ export class Handle implements ContentHandle {
    * find it in memory; through fetched, each paid a promise chain and a deadline timer.
    */
   private inMemory(first: number, end: number, position: number, stop: number): Buffer[] | undefined {
-    const { memory, buffers, options } = this.path
+    const { memory, buffers } = this.path
     const { cacheKey } = this.file
     for (let b = first; b < end; b++) if (!memory.has(blockKey(cacheKey, b))) return undefined
     const blocks: Block[] = []
@@ -119,6 +119,12 @@ export class Handle implements ContentHandle {
     }
     this.prefetch()
     this.answered = true
+    return this.lendHeld(blocks, first, position, stop)
+  }
+
+  /** Bytes [position, stop) of held blocks from block `first`, lent: the holds end when the FUSE adapter gives them back. */
+  private lendHeld(blocks: Block[], first: number, position: number, stop: number): Buffer[] {
+    const { buffers, options } = this.path
     return lend(assemble(blocks, first * options.blockSize, position, stop), () => {
       for (const b of blocks) buffers.release(b)
     })
@@ -162,9 +168,7 @@ export class Handle implements ContentHandle {
       } else {
         const held = this.held(first, end, token, touched, !sequential)
         if (sequential) this.prefetch()
-        work = held.then((blocks) => lend(assemble(blocks, first * blockSize, position, stop), () => {
-          for (const b of blocks) this.path.buffers.release(b)
-        }))
+        work = held.then((blocks) => this.lendHeld(blocks, first, position, stop))
       }
       if (reach) {
         // The service found unreachable while this cold read waits: it fails now, not at its deadline.
