@@ -26,6 +26,8 @@ export interface FaultSpec {
 export interface Throttle {
   /** Bandwidth of the one link all download and ZIP bodies share, bytes per second. */
   bytesPerSecond?: number
+  /** Bytes the link sends at once after it has been idle (a token bucket's burst); 0: none. */
+  burstBytes?: number
   /** Added before every request is handled, ms. */
   latencyMs?: number
   /** GetRangeHash hashes no faster than this, bytes per second (a server with a slower hash). */
@@ -83,7 +85,7 @@ export class Faults {
   setThrottle(body: unknown): Throttle {
     const t = (body ?? {}) as Record<string, unknown>
     const next: Throttle = {}
-    for (const key of ['bytesPerSecond', 'latencyMs', 'hashBytesPerSecond'] as const) {
+    for (const key of ['bytesPerSecond', 'burstBytes', 'latencyMs', 'hashBytesPerSecond'] as const) {
       const v = t[key]
       if (v === undefined || v === null) continue
       if (typeof v !== 'number' || !(v >= 0)) throw invalid(key, `${key} must be a number >= 0`)
@@ -93,7 +95,7 @@ export class Faults {
     if (close !== undefined && close !== null && typeof close !== 'boolean') throw invalid('closeConnections', 'closeConnections must be true or false')
     if (close === true) next.closeConnections = true
     this.throttle = next
-    this.link = next.bytesPerSecond ? new Link(next.bytesPerSecond) : null
+    this.link = next.bytesPerSecond ? new Link(next.bytesPerSecond, next.burstBytes) : null
     return next
   }
 

@@ -139,6 +139,23 @@ describe('throttle', () => {
     expect((await get(svc, fileUrl)).bytes.equals(content)).toBe(true)
   })
 
+  it('burstBytes: after an idle spell the first burstBytes of a body go at once, the rest at the rate', async () => {
+    // 2 MiB at 1 MiB/s: 2 s at least without a burst; with a 1.5 MiB burst, ~0.5 s (the bounds
+    // leave a second for a loaded machine, and each holds only with its own setting).
+    const timed = async (throttle: object) => {
+      await svc.controls.throttle(throttle)
+      const t0 = performance.now()
+      expect((await get(svc, fileUrl)).bytes.equals(content)).toBe(true)
+      return performance.now() - t0
+    }
+    const withBurst = await timed({ bytesPerSecond: 1024 * 1024, burstBytes: 1.5 * 1024 * 1024 })
+    const without = await timed({ bytesPerSecond: 1024 * 1024 })
+    expect(withBurst).toBeGreaterThanOrEqual(450)
+    expect(withBurst).toBeLessThan(1500)
+    expect(without).toBeGreaterThanOrEqual(1950)
+    await expect(svc.controls.throttle({ bytesPerSecond: 1024, burstBytes: -1 })).rejects.toThrow(/400/)
+  })
+
   it('keeps answers correct while throttled, and validates its body', async () => {
     await svc.controls.throttle({ bytesPerSecond: 4 * 1024 * 1024, latencyMs: 10 })
     expect((await get(svc, fileUrl, { range: 'bytes=0-99999' })).bytes.equals(content.subarray(0, 100_000))).toBe(true)
