@@ -122,6 +122,7 @@ export class Transport {
         return failed(e)
       }
     }
+    if (sink.room) watched.room = () => sink.room!()
     try {
       await this.ranges().get(url, headers, start, end, watched, signal)
       this.connectivity.answered()

@@ -12,7 +12,17 @@ import { connect, type ConnectionOptions, type SecureContext, type TLSSocket } f
 import { NetworkError } from './errors.js'
 
 /** What becomes of the body's bytes: copied out during the call (the buffer is reused after it); a promise pauses the socket until it settles. */
-export type BodySink = (bytes: Buffer) => void | Promise<void>
+export interface BodySink {
+  (bytes: Buffer): void | Promise<void>
+  /**
+   * Where the sink would copy the next bytes to, asked after each call: the socket then
+   * decrypts them straight there, and the call gets a view of that memory (the sink sees
+   * it is in place and copies nothing). Undefined: the shared read buffer, copied as ever.
+   * Asked only while the sink takes bytes at once (no promise pending); the memory must
+   * stay the sink's until its next call or the end of the answer.
+   */
+  room?(): Buffer | undefined
+}
 
 /** The answer was not a plain 206 with a length: ask through the general transport instead. */
 export class NotPlainRange extends Error {
@@ -37,6 +47,8 @@ const MAX_HEADER_BYTES = 16 * 1024
 interface Exchange {
   /** Takes the bytes that arrived; false pauses the socket. */
   take(bytes: Buffer): boolean
+  /** Where the socket decrypts the next bytes to: the sink's room, or undefined for READ_BUFFER. */
+  room(): Buffer | undefined
   /** The socket ended or failed before the answer did. */
   broken(error: Error): void
 }
@@ -133,8 +145,11 @@ export class RangeSockets {
         secureContext: options.secureContext,
         ALPNProtocols: ['http/1.1'],
         onread: {
-          buffer: READ_BUFFER,
-          callback: (n: number, buf: Uint8Array) => conn.exchange?.take(Buffer.from(buf.buffer, buf.byteOffset, n)) ?? true,
+          // Asked again after every callback (and once now, before any exchange): the
+          // memory the next decrypted bytes go to. An exchange that is over never names
+          // the sink's memory again, so what a socket still decrypts after it lands here.
+          buffer: () => conn.exchange?.room() ?? READ_BUFFER,
+          callback: (n: number, buf: Uint8Array) => conn.exchange?.take(n === buf.length && Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, n)) ?? true,
         },
       }
       const socket = connect(tlsOptions)
@@ -253,6 +268,12 @@ export class RangeSockets {
         return false
       }
       conn.exchange = {
+        room: () => {
+          if (head !== null || held !== null || over || left === 0) return undefined
+          const room = sink.room?.()
+          // Never more than the answer has left: bytes past it are refused, not written to the sink's memory.
+          return room && room.length > left ? room.subarray(0, left) : room
+        },
         take: (bytes) => {
           if (over) return true
           if (head === null) return body(bytes)

@@ -31,11 +31,22 @@ export function sliceParts(parts: readonly Buffer[], from: number, to: number): 
   return out
 }
 
+/**
+ * Copies as much of `from` as fits into `target` at `at`; the number of bytes copied. Through
+ * Buffer#fill, whose C++ side is one memcpy: Buffer#copy has V8 copy memory shared with other
+ * threads (the block slots) word by word, at about half the speed.
+ */
+export function copyInto(from: Buffer, target: Buffer, at: number): number {
+  const n = Math.min(from.length, target.length - at)
+  if (n > 0) target.fill(from, at, at + n)
+  return Math.max(0, n)
+}
+
 /** Copies the bytes into `target` from its start; the number of bytes copied. */
 export function copyBytes(bytes: Bytes, target: Buffer): number {
-  if (Buffer.isBuffer(bytes)) return bytes.copy(target, 0)
+  if (Buffer.isBuffer(bytes)) return copyInto(bytes, target, 0)
   let at = 0
-  for (const b of bytes) at += b.copy(target, at)
+  for (const b of bytes) at += copyInto(b, target, at)
   return at
 }
 

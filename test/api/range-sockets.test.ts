@@ -154,6 +154,77 @@ describe('range streams on connections of their own', () => {
   })
 })
 
+describe('a sink with room: bytes decrypted straight into its memory', () => {
+  /** A sink that names its next room in `memory`, in steps of `step` bytes; it records where each call's bytes were. */
+  function roomySink(memory: Buffer, step: number, onCall?: (calls: number) => void) {
+    let filled = 0
+    let inPlace = 0
+    let copied = 0
+    let calls = 0
+    const sink = Object.assign((bytes: Buffer) => {
+      calls++
+      if (bytes.buffer === memory.buffer && bytes.byteOffset === memory.byteOffset + filled) inPlace += bytes.length
+      else {
+        bytes.copy(memory, filled)
+        copied += bytes.length
+      }
+      filled += bytes.length
+      onCall?.(calls)
+    }, { room: () => memory.subarray(filled, Math.min(memory.length, filled + step)) })
+    return { sink, stats: () => ({ filled, inPlace, copied, calls }) }
+  }
+
+  it('lands the body in the room the sink names (a room smaller than a TLS record splits it), every byte right', async () => {
+    const client = h.client()
+    const start = 12_345
+    const end = start + 3 * MiB
+    // Shared memory, as the read path's block slots are.
+    const memory = Buffer.from(new SharedArrayBuffer(end - start))
+    const { sink, stats } = roomySink(memory, 10_000)
+    await client.download.pumpRange(file.downloadurl, start, end, sink)
+    const s = stats()
+    expect(memory.equals(data.subarray(start, end))).toBe(true)
+    expect(s.filled).toBe(end - start)
+    // Only what came with the headers is copied; each call is at most one room.
+    expect(s.copied).toBeLessThan(64 * 1024)
+    expect(s.inPlace).toBe(end - start - s.copied)
+    expect(s.calls).toBeGreaterThan((end - start) / 10_000)
+  })
+
+  it('once the sink has thrown, no byte the socket still decrypts lands in its memory', async () => {
+    const client = h.client()
+    const memory = Buffer.alloc(2 * MiB, 0xaa)
+    const mine = new RangeError('stop here')
+    let filledAtThrow = 0
+    const { sink, stats } = roomySink(memory, 16 * 1024, (calls) => {
+      if (calls === 3) {
+        filledAtThrow = stats().filled
+        throw mine
+      }
+    })
+    await expect(client.download.pumpRange(file.downloadurl, 0, 2 * MiB, sink)).rejects.toBe(mine)
+    // Let whatever was still in flight arrive.
+    await new Promise((r) => setTimeout(r, 200))
+    expect(filledAtThrow).toBeGreaterThan(0)
+    expect(memory.subarray(0, filledAtThrow).equals(data.subarray(0, filledAtThrow))).toBe(true)
+    expect(memory.subarray(filledAtThrow).every((b) => b === 0xaa)).toBe(true)
+  })
+
+  it('while the sink holds the stream back, bytes go to the socket\'s own buffer and are handed on in order', async () => {
+    const client = h.client()
+    const memory = Buffer.alloc(2 * MiB)
+    let calls = 0
+    let filled = 0
+    const sink = Object.assign((bytes: Buffer) => {
+      if (bytes.buffer !== memory.buffer || bytes.byteOffset !== filled) bytes.copy(memory, filled)
+      filled += bytes.length
+      if (++calls % 8 === 0) return new Promise<void>((r) => setTimeout(r, 2))
+    }, { room: () => memory.subarray(filled) })
+    await client.download.pumpRange(file.downloadurl, 0, 2 * MiB, sink)
+    expect(memory.equals(data.subarray(0, 2 * MiB))).toBe(true)
+  })
+})
+
 describe('an answer head', () => {
   it('gives version, status and headers (names lower-cased, a repeated one its first value)', () => {
     expect(parseHead('HTTP/1.1 206 Partial Content\r\nContent-Length: 10\r\ncontent-range: bytes 0-9/100\r\nX-A: 1\r\nx-a: 2\r\nbad line\r\n: no name')).toEqual({
