@@ -11,7 +11,8 @@
 // - the same by an O_DIRECT reader, and a null filesystem's CPU for both kinds of read;
 // - `transferfs download` of the same file / curl's speed;
 // - four cold readers at four offsets of the 2 GiB file / four curl range streams together;
-// - a sequential read through the service's throttle (12.5 MB/s) / the throttle's rate;
+// - a sequential read through the service's throttle (12.5 MB/s, a 256 KiB burst) / its rate, from this
+//   service and from one unlike it, and from that one through the rate without a burst;
 // - the mount's peak RSS in each workload against memoryCacheBytes + 150 MiB.
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
@@ -19,6 +20,8 @@ import type { Transfer } from '../../src/api/types.js'
 import { cliEntry, cpuSeconds, fileOnMount, GiB, MB, mbps, MiB, peakRssMiB, perGiB, ratio, resetPeakRss, RSS_BOUND_MIB, sh, verifiedFetchFloor, withBenchWorld, withNullFs } from './world.js'
 
 const LINK = 12.5 * MB
+/** The burst of the target's link (a token bucket's). */
+const BURST = 256 * 1024
 
 await withBenchWorld('read', {}, async (w) => {
   const { rows, service, mountDir } = w
@@ -124,24 +127,32 @@ await withBenchWorld('read', {}, async (w) => {
   )
   await rss('four readers')
 
+  // The link of the target: 12.5 MB/s as a token bucket with a 256 KiB burst, as a shaping
+  // proxy is (a pause between requests earns that much back). The unlike server is also
+  // read through the same rate without a burst, where every pause is lost for good.
   process.stderr.write('sequential read through a 12.5 MB/s link...\n')
-  await service.control('POST', '/throttle', { bytesPerSecond: LINK })
+  await service.control('POST', '/throttle', { bytesPerSecond: LINK, burstBytes: BURST })
   const slowBytes = 48 * MiB
-  const slow = await sh('dd', [`if=${twoFile}`, 'of=/dev/null', 'bs=1M', `skip=${(2 * GiB - slowBytes) / MiB}`, `count=${slowBytes / MiB}`])
+  /** The 48 MiB `n` places from the end of the 2 GiB file (none of it read before), through the throttle as it is set now. */
+  const slowRead = (n: number) => sh('dd', [`if=${twoFile}`, 'of=/dev/null', 'bs=1M', `skip=${(2 * GiB - n * slowBytes) / MiB}`, `count=${slowBytes / MiB}`])
+  const slow = await slowRead(1)
   await service.control('DELETE', '/faults')
-  rows.push(['sequential 48 MiB through a 12.5 MB/s link', mbps(slowBytes, slow.ms)], ['  / the link (target >= 0.95)', ratio(slowBytes / (slow.ms / 1000) / LINK)])
+  rows.push(['sequential 48 MiB through a 12.5 MB/s link (256 KiB burst)', mbps(slowBytes, slow.ms)], ['  / the link (target >= 0.95)', ratio(slowBytes / (slow.ms / 1000) / LINK)])
   await rss('throttled')
 
   process.stderr.write('the same through the link to a server unlike ours...\n')
   // An HTTP/1.0-like server: every answer closes its connection, 20 ms before each request,
-  // and a hash of 300 MB/s; the 48 MiB before the last ones, so nothing of them is cached.
-  await service.control('POST', '/throttle', { bytesPerSecond: LINK, latencyMs: 20, closeConnections: true, hashBytesPerSecond: 300 * MB })
-  await service.control('POST', '/counters/reset')
-  const unlike = await sh('dd', [`if=${twoFile}`, 'of=/dev/null', 'bs=1M', `skip=${(2 * GiB - 2 * slowBytes) / MiB}`, `count=${slowBytes / MiB}`])
-  const unlikeRoutes = (await service.counters()).routes
-  await service.control('DELETE', '/faults')
-  rows.push(
-    ['  the same from a server that closes connections, 20 ms, hash 300 MB/s', `${mbps(slowBytes, unlike.ms)}, requests ${JSON.stringify(unlikeRoutes)}`],
-    ['  / the link (target >= 0.95)', ratio(slowBytes / (unlike.ms / 1000) / LINK)],
-  )
+  // and a hash of 300 MB/s.
+  const unlikeServer = { bytesPerSecond: LINK, latencyMs: 20, closeConnections: true, hashBytesPerSecond: 300 * MB }
+  for (const [n, burstBytes] of [[2, BURST], [3, 0]] as const) {
+    await service.control('POST', '/throttle', { ...unlikeServer, burstBytes })
+    await service.control('POST', '/counters/reset')
+    const unlike = await slowRead(n)
+    const unlikeRoutes = (await service.counters()).routes
+    await service.control('DELETE', '/faults')
+    rows.push(
+      [`  the same from a server that closes connections, 20 ms, hash 300 MB/s${burstBytes ? '' : ', the link without a burst'}`, `${mbps(slowBytes, unlike.ms)}, requests ${JSON.stringify(unlikeRoutes)}`],
+      [burstBytes ? '  / the link (target >= 0.95)' : '  / the link', ratio(slowBytes / (unlike.ms / 1000) / LINK)],
+    )
+  }
 })

@@ -210,6 +210,22 @@ describe('a sink with room: bytes decrypted straight into its memory', () => {
     expect(memory.subarray(filledAtThrow).every((b) => b === 0xaa)).toBe(true)
   })
 
+  it('once the stream is aborted from outside, no byte the socket still decrypts lands in the sink\'s memory', async () => {
+    const client = h.client()
+    // Throttled, so the abort comes while bytes are still on their way.
+    await h.control('POST', '/throttle', { bytesPerSecond: 2 * MiB })
+    const memory = Buffer.alloc(4 * MiB, 0xaa)
+    const controller = new AbortController()
+    const { sink, stats } = roomySink(memory, 256 * 1024, () => {
+      if (stats().filled > 512 * 1024) controller.abort(new Error('enough'))
+    })
+    await expect(client.download.pumpRange(file.downloadurl, 0, 4 * MiB, sink, controller.signal)).rejects.toThrow('enough')
+    const filled = stats().filled
+    await new Promise((r) => setTimeout(r, 300))
+    expect(memory.subarray(0, filled).equals(data.subarray(0, filled))).toBe(true)
+    expect(memory.subarray(filled).every((b) => b === 0xaa)).toBe(true)
+  })
+
   it('while the sink holds the stream back, bytes go to the socket\'s own buffer and are handed on in order', async () => {
     const client = h.client()
     const memory = Buffer.alloc(2 * MiB)
