@@ -1,7 +1,8 @@
 // Range bodies straight off TLS sockets into the caller's own buffers. Through undici each
 // 16 KiB TLS record became a fresh buffer, went through its HTTP parser and a stream, and
 // was left to the garbage collector: ~2.7 CPU-s per GiB before a byte was checked, where
-// the same socket decrypting into one reused buffer (Node's `onread`) takes ~1. A cold
+// the same socket decrypting into one reused buffer (Node's `onread`) takes ~1, and less
+// again when it decrypts straight into the sink's own memory (BodySink.room). A cold
 // read streams its ranges here: a plain GET with a Range header, whose answer is a
 // `206 Partial Content` with a Content-Length, on keep-alive connections of our own.
 // Anything else (another status, a chunked or unsized body) is not parsed here: the
@@ -38,7 +39,7 @@ export interface RangeSocketOptions {
   keepIdle: number
 }
 
-/** Decrypted bytes land here, for every socket: each read is handed on (copied) before the next. */
+/** Decrypted bytes land here, for every socket, unless the sink names its room: each read is handed on (copied) before the next. */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024)
 /** Headers longer than this are not a file server's range answer. */
 const MAX_HEADER_BYTES = 16 * 1024

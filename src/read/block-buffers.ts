@@ -2,9 +2,10 @@
 // as the network buffers it arrived in (64 of them per MiB): the garbage collector then
 // had hundreds of thousands of buffers per GiB to track and free, every 64 MiB of them
 // set off a full collection, and writing a block to the disk cache took 65 buffers per
-// write. Now a fetch copies the bytes as they arrive (out of the one buffer the socket
-// decrypts into: range-sockets.ts) into one pooled buffer per block, shared memory, so a
-// hashing thread reads them where they are (piece-hash.ts). The buffers are slots
+// write. Now the socket decrypts a fetch's bytes straight into one pooled buffer per block
+// (run-stream.ts names it as the sink's room: range-sockets.ts), or the fetch copies them
+// there when they came another way; shared memory, so a hashing thread reads them where
+// they are (piece-hash.ts). The buffers are slots
 // (block-slots.ts): the disk cache writes a block from its slot with no copy.
 //
 // Slots come in groups of SLOTS_AT_ONCE from one memory, which goes back to the system
