@@ -49,8 +49,8 @@ describe('FuseAdapter callbacks', () => {
         const core = new MemoryCore().addFile('/f', 'x')
         const act = () => {
           if (o.kind === 'sync') throw o.error
-          if (o.kind === 'now') return o.value
-          return o.kind === 'value' ? Promise.resolve(o.value) : Promise.reject(o.error)
+          if (o.kind === 'reject') return Promise.reject(o.error)
+          return o.kind === 'now' ? o.value : Promise.resolve(o.value)
         }
         Object.assign(core, { open: act, write: act, read: act })
         const adapter = new FuseAdapter(core, { readTimeoutMs: 500, writeTimeoutMs: 500, metadataTimeoutMs: 500 })
