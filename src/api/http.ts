@@ -122,7 +122,8 @@ export class Transport {
         return failed(e)
       }
     }
-    if (sink.room) watched.room = () => sink.room!()
+    // Bound once: the room is asked after every TLS record, and needs no wrapper.
+    if (sink.room) watched.room = sink.room.bind(sink)
     try {
       await this.ranges().get(url, headers, start, end, watched, signal)
       this.connectivity.answered()

@@ -40,6 +40,12 @@ export interface StoredRecord {
 }
 
 /**
+ * Header pages free for the next segment read: each slot's memory is a WebAssembly memory of
+ * its own, too dear to make again for every segment of a cache being opened.
+ */
+const headerPages: Buffer[] = []
+
+/**
  * The records of a segment of `size` bytes, open as `file`, in file order, up to the first
  * that is cut short. Their header pages are read whole, into a page of a slot, so that a
  * file open with O_DIRECT can read them: read through the page cache, each header would
@@ -47,15 +53,19 @@ export interface StoredRecord {
  */
 export async function readRecords(file: FileHandle, size: number): Promise<StoredRecord[]> {
   const out: StoredRecord[] = []
-  const header = recordOf(blockSlots(1, RECORD_ALIGN, false)[0]!, 0)!
-  for (let at = 0; at + RECORD_ALIGN <= size;) {
-    const { bytesRead } = await file.read(header, 0, RECORD_ALIGN, at)
-    if (bytesRead < HEADER_USED) break
-    const length = header.readUInt32BE(4)
-    const next = at + recordBytes(length)
-    if (next > size) break
-    out.push({ block: header.readUInt32BE(0), offset: at, length, sum: Buffer.from(header.subarray(8, HEADER_USED)) })
-    at = next
+  const header = headerPages.pop() ?? recordOf(blockSlots(1, RECORD_ALIGN, false)[0]!, 0)!
+  try {
+    for (let at = 0; at + RECORD_ALIGN <= size;) {
+      const { bytesRead } = await file.read(header, 0, RECORD_ALIGN, at)
+      if (bytesRead < HEADER_USED) break
+      const length = header.readUInt32BE(4)
+      const next = at + recordBytes(length)
+      if (next > size) break
+      out.push({ block: header.readUInt32BE(0), offset: at, length, sum: Buffer.from(header.subarray(8, HEADER_USED)) })
+      at = next
+    }
+  } finally {
+    headerPages.push(header)
   }
   return out
 }

@@ -8,6 +8,7 @@ import { open, type FileHandle } from 'node:fs/promises'
 import { writeParts } from '../api/file-io.js'
 import { blockSlots, RECORD_ALIGN, recordOf } from './block-slots.js'
 import { blockSum } from './block-sum.js'
+import { copyBytes } from './bytes.js'
 import { headerIs, sealRecord } from './cache-records.js'
 import type { Block } from './memory-cache.js'
 
@@ -71,8 +72,7 @@ export class RecordIO {
         if (inSlot) return inSlot
         const { slot, record } = this.stage(length)
         staged.push(slot)
-        let at = RECORD_ALIGN
-        for (const part of parts) at += part.copy(record, at)
+        copyBytes(parts, record.subarray(RECORD_ALIGN))
         return record
       })
       const sums = blocks.map(({ block, length }, i) => {
