@@ -10,6 +10,7 @@ import { bytesLength, copyBytes, giveBack, isBytes } from '../read/bytes.js'
 import type { FileSystemCore, NodeAttr, StatFs } from '../vfs/core.js'
 import { errorForLog, ERRNO, errnoOf } from './errno.js'
 import { silentLogger, type Logger } from './log.js'
+import type { ReadWindows } from './read-windows.js'
 
 type FuseOps = Fuse.FuseOps
 type FuseTimeouts = Fuse.FuseTimeouts
@@ -55,6 +56,8 @@ export class FuseAdapter {
   /** fh → path it was opened at (for the log); counts the handles not yet released. */
   private readonly handles = new Map<number, string>()
   private idleWaiters: Array<() => void> = []
+  /** Where answered reads lend what follows them (read-windows.ts); none until the mount gives it. */
+  private windows: ReadWindows | null = null
 
   constructor(
     private readonly core: FileSystemCore,
@@ -74,6 +77,24 @@ export class FuseAdapter {
     const t: FuseTimeouts = { default: this.deadlineOf('metadata') + FUSE_TIMER_MARGIN_MS }
     for (const op of Object.keys(this.ops)) t[op] = op === 'read' ? false : this.deadlineOf(classOf(op)) + FUSE_TIMER_MARGIN_MS
     return t
+  }
+
+  /** From now on a read answered in full lends what follows it to libfuse's threads (read-windows.ts). */
+  useWindows(windows: ReadWindows): void {
+    this.windows = windows
+  }
+
+  /** A read of fh was answered in full up to `end`: what follows it goes to libfuse's threads, when at hand. */
+  private lendAhead(fh: number, end: number): void {
+    const { windows, core } = this
+    if (!windows || !core.lendAhead) return
+    try {
+      const bytes = core.lendAhead(fh, end)
+      if (bytes) windows.open(fh, end, bytes)
+    } catch (err) {
+      // The read was answered already; the next one simply reaches JS.
+      this.log.warn(`lending ahead of a read: ${errorForLog(err)}`)
+    }
   }
 
   get openHandles(): number {
@@ -184,6 +205,8 @@ export class FuseAdapter {
         return this.opened('open', path, st, await core.open(path, flags))
       })
     ops.read = (path: string, fh: number, buf: Buffer, len: number, pos: number, cb: Answer) => {
+      // A read that reached JS fell outside the window of fh, if it has one: the reader left it.
+      this.windows?.close(fh)
       let data: unknown
       try {
         data = core.read(path, fh, len, pos)
@@ -191,7 +214,13 @@ export class FuseAdapter {
         data = Promise.reject(err)
       }
       // Bytes at hand are answered at once: nothing is waited for, so no deadline is set.
-      if (isBytes(data)) return cb(copyOut(data, buf, len))
+      if (isBytes(data)) {
+        const n = copyOut(data, buf, len)
+        cb(n)
+        // fuse-native lets the FUSE thread go on the next tick: the window is there before its next read.
+        if (n === len) this.lendAhead(fh, pos + len)
+        return
+      }
       this.run('read', path, cb, async (st) => {
         const bytes = await data
         // buf is fuse-native's view of libfuse memory: detached once answered.
@@ -199,11 +228,14 @@ export class FuseAdapter {
           if (isBytes(bytes)) giveBack(bytes)
           return [-ERRNO.EIO]
         }
-        return [copyOut(bytes, buf, len)]
+        const n = copyOut(bytes, buf, len)
+        if (n === len) this.lendAhead(fh, pos + len)
+        return [n]
       })
     }
     ops.release = (path: string, fh: number, cb: Answer) =>
       this.run('release', path, cb, async () => {
+        this.windows?.close(fh)
         try {
           await core.release(path, fh)
         } finally {

@@ -47,6 +47,12 @@ declare module 'fuse-native' {
     readonly opts: Fuse.FuseOptions
     mount(cb: (err: Error | null) => void): void
     unmount(cb: (err: (Error & { unmountFailure?: boolean }) | null) => void): void
+    /** Read windows (our patch): bytes of the file open as fh from `start` that libfuse's threads answer reads from; false when all are in use. */
+    lendWindow(fh: number, start: number, bytes: Buffer): boolean
+    /** Takes the window of fh back once no libfuse thread copies from it; true when it had one. */
+    withdrawWindow(fh: number): boolean
+    /** Reads libfuse's threads answered from windows since the mount. */
+    windowReads(): number
     _fuseOptions(): string
     _op_getxattr(signal: Signal, path: string, name: string, valueBuf: Buffer, position: number): void
     _op_listxattr(signal: Signal, path: string, listBuf: Buffer): void

@@ -10,6 +10,7 @@ import path from 'node:path'
 import type { Settings } from '../config/settings.js'
 import type { FileSystemCore } from '../vfs/core.js'
 import { FuseAdapter } from './adapter.js'
+import { ReadWindows } from './read-windows.js'
 import { silentLogger, type Logger } from './log.js'
 import { diagnoseMountFailure } from './mount-failure.js'
 import { unmountWithHelper } from './mount-helper.js'
@@ -37,6 +38,8 @@ export type MountSettings = Pick<
 export interface MountHandle {
   readonly dir: string
   readonly adapter: FuseAdapter
+  /** What the mount lends libfuse's threads to answer reads from (read-windows.ts). */
+  readonly windows: ReadWindows
   /** Settles when the mount is gone: 'unmounted' by unmount(), 'external' when someone else unmounted it. */
   readonly ended: Promise<'unmounted' | 'external'>
   /** Stop taking opens, wait (bounded) for open files and core.shutdown(), unmount. Idempotent. */
@@ -193,6 +196,12 @@ export async function mountFileSystem(core: FileSystemCore, dir: string, setting
     throw new Error(`cannot mount ${dir}: the mount did not appear`)
   }
   await raiseReadahead(entry, settings, log)
+  const windows = new ReadWindows({
+    lend: (fh, start, bytes) => fuse.lendWindow(fh, start, bytes),
+    withdraw: (fh) => fuse.withdrawWindow(fh),
+    reads: () => fuse.windowReads(),
+  })
+  adapter.useWindows(windows)
   log.info(`mounted ${dir} (${addon.backend})`)
 
   let endedBy: ((how: 'unmounted' | 'external') => void) | undefined
@@ -229,8 +238,10 @@ export async function mountFileSystem(core: FileSystemCore, dir: string, setting
           if (!(await fusermountUnmount(dir))) throw new Error(`cannot unmount ${dir}: ${err.message}`)
         }
       }
-      log.info(`unmounted ${dir}`)
+      // libfuse's threads are gone: what the windows still hold goes back.
+      windows.closeAll()
+      log.info(`unmounted ${dir} (${windows.reads} reads answered from read windows)`)
       endedBy?.('unmounted')
     })())
-  return { dir, adapter, ended, unmount }
+  return { dir, adapter, windows, ended, unmount }
 }

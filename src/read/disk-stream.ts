@@ -97,6 +97,11 @@ export class DiskStream {
     return blocks instanceof Promise ? blocks.then((b) => this.hold(first, b, from - base, to - base)) : this.hold(first, blocks, from - base, to - base)
   }
 
+  /** Bytes [from, to) of `block` lent when it is the block held now; undefined otherwise (nothing is loaded). */
+  lendHeld(block: number, from: number, to: number): Lent {
+    return this.held?.block === block ? this.lendPart(this.held, from, to) : undefined
+  }
+
   private lendWhole(blocks: LoadedBlock[] | undefined): Lent {
     return blocks && lend(blocks.map((b) => b.data), () => this.giveBack(blocks))
   }

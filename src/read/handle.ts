@@ -99,6 +99,27 @@ export class Handle implements ContentHandle {
   }
 
   /**
+   * The bytes from `position` to the end of its block, lent, when this handle's run has just
+   * read up to `position` and they are at hand (in memory, or in the block the disk stream
+   * holds); undefined otherwise, and then nothing is fetched or recorded. They count as
+   * read: the FUSE adapter lends them to libfuse's threads, which answer the reader's next
+   * reads from them without asking here (src/fuse/read-windows.ts).
+   */
+  lendAhead(position: number): Buffer[] | undefined {
+    const { file } = this
+    const { blockSize } = this.path.options
+    if (this.closed || !this.pattern.established || position !== this.pattern.position || position >= file.size) return undefined
+    const block = Math.floor(position / blockSize)
+    const base = block * blockSize
+    const stop = Math.min(file.size, base + blockSize)
+    const lent = this.stream?.lendHeld(block, position - base, stop - base) ?? this.inMemory(block, block + 1, position, stop)
+    if (!lent) return undefined
+    this.pattern.observe(position, stop - position)
+    this.prefetch()
+    return lent
+  }
+
+  /**
    * A sequential read's bytes lent at once when every block is in memory, or undefined.
    * libfuse 2 asks 128 KiB at a time, so on a cold read seven of the eight reads of a block
    * find it in memory; through fetched, each paid a promise chain and a deadline timer.

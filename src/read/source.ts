@@ -64,6 +64,12 @@ export interface ContentHandle {
    * copied together. At once, without a promise, when they are at hand.
    */
   read(position: number, length: number): Bytes | Promise<Bytes>
+  /**
+   * The bytes from `position` to the end of its block, lent (bytes.ts), when a sequential
+   * reader has just read up to `position` and they are at hand; they then count as read.
+   * Undefined otherwise, with nothing fetched.
+   */
+  lendAhead?(position: number): Bytes | undefined
   /** The handle is gone (release): stop its prefetch. */
   close(): void
 }

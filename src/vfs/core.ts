@@ -59,6 +59,13 @@ export interface FileSystemCore {
    * and no promise ticks.
    */
   read(path: string, fh: number, length: number, position: number): Bytes | Promise<Bytes>
+  /**
+   * Once a read of fh up to `position` was answered: the bytes that follow it to the end of
+   * their block, lent (bytes.ts), when fh is read in sequence and they are at hand; they
+   * count as read. The FUSE adapter lends them to libfuse's threads, which answer the
+   * reader's next reads from them (src/fuse/read-windows.ts). Undefined otherwise.
+   */
+  lendAhead?(fh: number, position: number): Bytes | undefined
   release(path: string, fh: number): Promise<void>
   statfs(path: string): Promise<StatFs>
   getxattr(path: string, name: string): Promise<Buffer>

@@ -25,6 +25,10 @@ export class HandleTable<T> {
     return value
   }
 
+  has(fh: number): boolean {
+    return this.open.has(fh)
+  }
+
   remove(fh: number): T {
     const value = this.get(fh)
     this.open.delete(fh)

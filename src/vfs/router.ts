@@ -177,6 +177,10 @@ export abstract class AreaRouter implements FileSystemCore {
     }
   }
 
+  lendAhead(fh: number, position: number): Bytes | undefined {
+    return this.handles.has(fh) ? this.handles.get(fh).lendAhead?.(position) : undefined
+  }
+
   async write(_path: string, fh: number, data: Buffer, position: number): Promise<number> {
     const node = this.handles.get(fh)
     if (!node.write) throw new FsError('EBADF', 'not open for writing')

@@ -3,9 +3,12 @@
 // reads one after another. The first of them, at a block's start, fetches the whole block
 // in one verified range; the other seven are served from it. The service's counters tell
 // every range and hash asked; small random reads still fetch only their own span.
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { TransferClient } from '../../src/api/client.js'
-import { toBuffer } from '../../src/read/bytes.js'
+import { giveBack, toBuffer, type Bytes } from '../../src/read/bytes.js'
 import { ReadPath } from '../../src/read/content.js'
 import { DEFAULT_READ_OPTIONS } from '../../src/read/options.js'
 import { ServiceRangeSource } from '../../src/read/service-source.js'
@@ -110,5 +113,86 @@ describe('a 1 MiB read cut into 128 KiB requests', () => {
     expect(Buffer.concat(parts.map((p) => toBuffer(p))).equals(data.subarray(from, from + MiB))).toBe(true)
     // The first, at the block's start, starts the block's fetch; the rest join it.
     expect(await asked()).toEqual({ download: 1, rangehash: 1, bytesServed: MiB })
+  })
+})
+
+/** Bytes as one buffer, given back to the read path once copied (as the FUSE adapter does). */
+function taken(bytes: Bytes | undefined): Buffer | undefined {
+  if (bytes === undefined) return undefined
+  const copy = Buffer.from(toBuffer(bytes))
+  giveBack(bytes)
+  return copy
+}
+
+describe('the bytes after a read, lent ahead (what the FUSE adapter lends libfuse\'s threads)', () => {
+  it('a run under way: the rest of the block, right, and counted as read (the prefetch reaches further), nothing fetched for it', async () => {
+    const h = rp.open(file)
+    // Two blocks and a piece in 128 KiB requests make a run that prefetches to block 6 of 8.
+    await readInPieces(async (at, n) => h.read(at, n), 0, 2 * MiB + PIECE)
+    const last = data.length / MiB - 1
+    expect(rp.present(file, last - 1) && !rp.present(file, last)).toBe(true)
+    const ahead = h.lendAhead!(2 * MiB + PIECE)
+    expect(taken(ahead)?.equals(data.subarray(2 * MiB + PIECE, 3 * MiB))).toBe(true)
+    // Read to 3 MiB now, the run's prefetch reaches the last block.
+    expect(rp.present(file, last)).toBe(true)
+    const next = taken(await h.read(3 * MiB, PIECE))
+    expect(next?.equals(data.subarray(3 * MiB, 3 * MiB + PIECE))).toBe(true)
+    h.close()
+    expect(rp.stats.spans).toBe(0)
+  })
+
+  it('nothing when the run is not under way, the position is not where it stands, the block is not at hand, or the handle closed', async () => {
+    const h = rp.open(file)
+    // A first read: no run yet.
+    taken(await h.read(0, PIECE))
+    expect(h.lendAhead!(PIECE)).toBeUndefined()
+    await readInPieces(async (at, n) => h.read(at, n), PIECE, 2 * MiB)
+    // Not where the run stands.
+    expect(h.lendAhead!(PIECE)).toBeUndefined()
+    expect(h.lendAhead!(2 * MiB + 2 * PIECE)).toBeUndefined()
+    h.close()
+    expect(h.lendAhead!(2 * MiB + PIECE)).toBeUndefined()
+    // A block nobody fetched: nothing is lent, and nothing is asked of the service for it.
+    const cold = rp.open(file)
+    await service.controls.resetCounters()
+    expect(cold.lendAhead!(6 * MiB)).toBeUndefined()
+    cold.close()
+    expect((await asked()).download).toBe(0)
+  })
+
+  it('from the disk cache: the rest of the block the disk stream holds, and the right bytes to the end of the file', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'tfs-ahead-'))
+    try {
+      const options = { diskCacheDir: dir, diskCacheBytes: 64 * MiB }
+      const first = await ReadPath.create(new ServiceRangeSource(client), options)
+      const warm = first.open(file)
+      await readInPieces(async (at, n) => warm.read(at, n), 0, data.length)
+      warm.close()
+      await first.flush()
+      // A new read path over the same disk cache: its memory is empty, the blocks come from disk.
+      const again = await ReadPath.create(new ServiceRangeSource(client), options)
+      await service.controls.resetCounters()
+      const h = again.open(file)
+      const out: Buffer[] = []
+      let lentAhead = 0
+      for (let at = 0; at < data.length;) {
+        out.push(taken(await h.read(at, PIECE))!)
+        at += PIECE
+        const ahead = taken(h.lendAhead!(at))
+        if (ahead) {
+          lentAhead++
+          out.push(ahead)
+          at += ahead.length
+        }
+      }
+      h.close()
+      await again.flush()
+      expect(Buffer.concat(out).equals(data)).toBe(true)
+      // Past the run's first blocks, each block is one read and the rest lent ahead.
+      expect(lentAhead).toBeGreaterThanOrEqual(5)
+      expect((await asked()).bytesServed).toBe(0)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -24,6 +24,8 @@ export interface OpenNode {
   live?: boolean
   /** At once, without a promise, when the bytes are at hand (see FileSystemCore.read). */
   read(length: number, position: number): Bytes | Promise<Bytes>
+  /** See FileSystemCore.lendAhead. */
+  lendAhead?(position: number): Bytes | undefined
   /** Absent: not open for writing (EBADF). */
   write?(data: Buffer, position: number): Promise<number>
   flush?(): Promise<void>

@@ -1,0 +1,228 @@
+// Read windows (src/fuse/read-windows.ts and our fuse-native patch): after a read answered
+// in full, the bytes that follow it are lent to libfuse's threads, which answer the reader's
+// next reads from them without calling into JS. On a real mount: the bytes are right, few
+// reads reach JS, a read elsewhere takes the window back, and every lent byte comes back;
+// the bookkeeping on its own: a window is taken back before its bytes are given back.
+import { createHash } from 'node:crypto'
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { lend, type Bytes } from '../../src/read/bytes.js'
+import { ReadWindows, type WindowTable } from '../../src/fuse/read-windows.js'
+import { mountCore, python, run, tempDir, useMounts, waitFor } from '../support/mount.js'
+import { MemoryCore } from './fixtures/memory-core.js'
+
+useMounts()
+
+const KiB = 1024
+const MiB = 1024 * KiB
+const PIECE = 128 * KiB
+
+/** A file's bytes: a counter pattern, so that a piece from the wrong place never matches. */
+function pattern(size: number): Buffer {
+  const b = Buffer.alloc(size)
+  for (let i = 0; i + 4 <= size; i += 4) b.writeUInt32LE(i, i)
+  return b
+}
+
+/**
+ * Answers reads at once, and lends the rest of each 1 MiB block after a read (as the read
+ * path's lendAhead does), counting what it lends and what comes back.
+ */
+class WindowCore extends MemoryCore {
+  override atOnce = true
+  /** Positions of the reads that reached JS, per path. */
+  readonly readsAt: number[] = []
+  lentAhead = 0
+  backAhead = 0
+  /** Every open gets this handle number (one file open at a time): a window left behind by a release would answer the next file's reads. */
+  sameFh: number | null = null
+
+  override async open(path: string, flags: number): Promise<number> {
+    const fh = await super.open(path, flags)
+    if (this.sameFh === null) return fh
+    this.openFhs.delete(fh)
+    this.openFhs.set(this.sameFh, path)
+    return this.sameFh
+  }
+
+  override read(path: string, fh: number, length: number, position: number): Bytes | Promise<Bytes> {
+    this.readsAt.push(position)
+    return super.read(path, fh, length, position)
+  }
+
+  lendAhead(fh: number, position: number): Bytes | undefined {
+    const node = this.nodes.get(this.openFhs.get(fh) ?? '')
+    if (!node || position >= node.size) return undefined
+    this.lentAhead++
+    const end = Math.min(node.size, (Math.floor(position / MiB) + 1) * MiB)
+    // A copy of its own, spoilt once given back: a read answered from a window after that gets wrong bytes.
+    const copy = Buffer.from(node.data.subarray(position, end))
+    return lend([copy], () => {
+      copy.fill(0xee)
+      this.backAhead++
+    })
+  }
+}
+
+/** Reads `file` at `offsets` with O_DIRECT (no page cache: every read reaches the mount), 128 KiB each; the bytes, hex. */
+async function directReads(file: string, offsets: number[]): Promise<Buffer[]> {
+  const r = await python(
+    `import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, ${PIECE})
+for off in map(int, sys.argv[2:]):
+    n = os.preadv(fd, [buf], off)
+    print(buf[:n].hex())
+os.close(fd)`,
+    file, ...offsets.map(String),
+  )
+  expect(r.stderr).toBe('')
+  return r.stdout.trim().split('\n').map((h) => Buffer.from(h, 'hex'))
+}
+
+describe('read windows on a real mount', () => {
+  it('a reader in 128 KiB requests: the right bytes to the end of the file, most reads answered by libfuse\'s threads, every window back at close', async () => {
+    const data = pattern(8 * MiB + 5000)
+    const core = new WindowCore().addFile('/big.bin', data)
+    const m = await mountCore(core)
+    const out = path.join(await tempDir(), 'out.bin')
+    const r = await run('dd', [`if=${path.join(m.dir, 'big.bin')}`, `of=${out}`, `bs=${PIECE}`, 'iflag=direct', 'status=none'])
+    expect(r.code).toBe(0)
+    expect((await readFile(out)).equals(data)).toBe(true)
+    const requests = Math.ceil(data.length / PIECE)
+    // The first read of each block reaches JS, the other seven come from its window (the last, past the end, reaches JS too).
+    expect(m.windows.reads).toBeGreaterThanOrEqual(requests / 2)
+    expect(core.readsAt.length + m.windows.reads).toBeGreaterThanOrEqual(requests)
+    expect(core.readsAt.length).toBeLessThanOrEqual(requests - m.windows.reads + 1)
+    // dd closed the file: its window went back with the release.
+    expect(await waitFor(() => core.backAhead === core.lentAhead && m.windows.size === 0, 5000)).toBe(true)
+    expect(core.givenBack).toBe(core.readsAtOnce)
+  })
+
+  it('a read outside the window reaches JS and takes the window back; reads in the window do not', async () => {
+    const data = pattern(8 * MiB)
+    const core = new WindowCore().addFile('/f.bin', data)
+    const m = await mountCore(core)
+    const offsets = [0, PIECE, 2 * PIECE, 5 * MiB, 5 * MiB + PIECE, 2 * PIECE, 3 * PIECE]
+    const got = await directReads(path.join(m.dir, 'f.bin'), offsets)
+    offsets.forEach((off, i) => expect(got[i]!.equals(data.subarray(off, off + PIECE)), `read at ${off}`).toBe(true))
+    // 128 KiB and 2×128 KiB were in the window after 0; 5 MiB left it; 5 MiB + 128 KiB was in the next one;
+    // back at 2×128 KiB is outside it (its window was taken back at the jump), and 3×128 KiB in the new one.
+    expect(core.readsAt).toEqual([0, 5 * MiB, 2 * PIECE])
+    expect(m.windows.reads).toBe(4)
+    expect(await waitFor(() => core.backAhead === core.lentAhead, 5000)).toBe(true)
+  })
+
+  it('a handle number used again after a release finds no window of the file it was before', async () => {
+    const a = pattern(2 * MiB)
+    const b = Buffer.from(a.map((x) => x ^ 0x5a))
+    const core = new WindowCore().addFile('/a.bin', a).addFile('/b.bin', b)
+    core.sameFh = 42
+    const m = await mountCore(core)
+    expect((await directReads(path.join(m.dir, 'a.bin'), [0]))[0]!.equals(a.subarray(0, PIECE))).toBe(true)
+    expect(m.windows.size).toBe(0)
+    // The same handle number, and a read inside where a.bin's window was.
+    const got = await directReads(path.join(m.dir, 'b.bin'), [PIECE, 2 * PIECE])
+    expect(got[0]!.equals(b.subarray(PIECE, 2 * PIECE))).toBe(true)
+    expect(got[1]!.equals(b.subarray(2 * PIECE, 3 * PIECE))).toBe(true)
+    expect(core.readsAt).toEqual([0, PIECE])
+  })
+
+  it('more files read at once than the table holds: right bytes for each, and every window back', async () => {
+    const files = 80
+    const core = new WindowCore()
+    const datas = Array.from({ length: files }, (_, i) => Buffer.from(pattern(MiB).map((b) => b ^ i)))
+    datas.forEach((d, i) => core.addFile(`/f${i}.bin`, d))
+    const m = await mountCore(core)
+    const list = path.join(await tempDir(), 'files.txt')
+    await writeFile(list, datas.map((_, i) => path.join(m.dir, `f${i}.bin`)).join('\n'))
+    // Each file read in 128 KiB pieces, one piece of every file in turn, all open at once.
+    const r = await python(
+      `import hashlib, mmap, os, sys
+paths = open(sys.argv[1]).read().split('\\n')
+fds = [os.open(p, os.O_RDONLY | os.O_DIRECT) for p in paths]
+hs = [hashlib.sha256() for _ in paths]
+buf = mmap.mmap(-1, ${PIECE})
+for off in range(0, ${MiB}, ${PIECE}):
+    for fd, h in zip(fds, hs):
+        n = os.preadv(fd, [buf], off)
+        h.update(buf[:n])
+for fd in fds:
+    os.close(fd)
+print(' '.join(h.hexdigest() for h in hs))`,
+      list,
+    )
+    expect(r.stderr).toBe('')
+    expect(r.stdout.trim().split(' ')).toEqual(datas.map((d) => createHash('sha256').update(d).digest('hex')))
+    expect(m.windows.reads).toBeGreaterThan(0)
+    expect(await waitFor(() => core.backAhead === core.lentAhead && m.windows.size === 0, 5000)).toBe(true)
+  })
+})
+
+/** A table that records what it is asked, with room for `room` windows. */
+function fakeTable(room: number): WindowTable & { events: string[]; held: Map<number, Buffer> } {
+  const held = new Map<number, Buffer>()
+  const events: string[] = []
+  return {
+    events,
+    held,
+    lend(fh, start, bytes) {
+      if (!held.has(fh) && held.size >= room) {
+        events.push(`full ${fh}`)
+        return false
+      }
+      held.set(fh, bytes)
+      events.push(`lend ${fh}@${start}`)
+      return true
+    },
+    withdraw(fh) {
+      events.push(`withdraw ${fh}`)
+      return held.delete(fh)
+    },
+    reads: () => 0,
+  }
+}
+
+/** Bytes lent to the windows, each telling the table's events when it comes back. */
+function lentBytes(name: string, events: string[], parts = 1): Buffer[] {
+  return lend(Array.from({ length: parts }, () => Buffer.alloc(16)), () => events.push(`back ${name}`))
+}
+
+describe('ReadWindows', () => {
+  it('takes a window back from the table before giving its bytes back, at close and when the file gets a new one', () => {
+    const table = fakeTable(4)
+    const w = new ReadWindows(table)
+    w.open(7, 100, lentBytes('a', table.events))
+    w.open(7, 200, lentBytes('b', table.events))
+    w.close(7)
+    w.close(7)
+    expect(table.events).toEqual(['lend 7@100', 'withdraw 7', 'back a', 'lend 7@200', 'withdraw 7', 'back b'])
+    expect(w.size).toBe(0)
+  })
+
+  it('with the table full, the oldest window goes; bytes in several parts or none are not lent', () => {
+    const table = fakeTable(2)
+    const w = new ReadWindows(table)
+    w.open(1, 0, lentBytes('one', table.events))
+    w.open(2, 0, lentBytes('two', table.events))
+    w.open(3, 0, lentBytes('three', table.events))
+    expect([...table.held.keys()]).toEqual([2, 3])
+    expect(table.events.slice(2)).toEqual(['full 3', 'withdraw 1', 'back one', 'lend 3@0'])
+    table.events.length = 0
+    w.open(4, 0, lentBytes('parts', table.events, 2))
+    w.open(5, 0, lend([Buffer.alloc(0)], () => table.events.push('back empty')))
+    expect(table.events).toEqual(['back parts', 'back empty'])
+    w.closeAll()
+    expect(table.held.size).toBe(0)
+    expect(w.size).toBe(0)
+  })
+
+  it('a table that stays full even with this module\'s windows gone: the bytes go back, nothing is held', () => {
+    const table = fakeTable(0)
+    const w = new ReadWindows(table)
+    w.open(1, 0, lentBytes('x', table.events))
+    expect(table.events).toEqual(['full 1', 'back x'])
+    expect(w.size).toBe(0)
+  })
+})
