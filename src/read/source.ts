@@ -66,8 +66,8 @@ export interface ContentHandle {
   read(position: number, length: number): Bytes | Promise<Bytes>
   /**
    * The bytes from `position` to the end of its block, lent (bytes.ts), when a sequential
-   * reader has just read up to `position` and they are at hand; they then count as read.
-   * Undefined otherwise, with nothing fetched.
+   * reader has just read up to `position` and they are at hand. Undefined otherwise. Nothing
+   * is fetched or recorded: the reader's run moves on at its next read.
    */
   lendAhead?(position: number): Bytes | undefined
   /** The handle is gone (release): stop its prefetch. */
