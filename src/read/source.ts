@@ -65,8 +65,8 @@ export interface ContentHandle {
    */
   read(position: number, length: number): Bytes | Promise<Bytes>
   /**
-   * The bytes from `position` to the end of its block, lent (bytes.ts), when a sequential
-   * reader has just read up to `position` and they are at hand. Undefined otherwise. Nothing
+   * The rest of the block a sequential reader's read ended in, from `position`, lent
+   * (bytes.ts), when the block is at hand. Undefined otherwise. Nothing
    * is fetched or recorded: the reader's run moves on at its next read.
    */
   lendAhead?(position: number): Bytes | undefined

@@ -60,8 +60,8 @@ export interface FileSystemCore {
    */
   read(path: string, fh: number, length: number, position: number): Bytes | Promise<Bytes>
   /**
-   * Once a read of fh up to `position` was answered: the bytes that follow it to the end of
-   * their block, lent (bytes.ts), when fh is read in sequence and they are at hand. The FUSE
+   * Once a read of fh up to `position` was answered: the rest of the block it ended in, lent
+   * (bytes.ts), when fh is read in sequence and the block is at hand. The FUSE
    * adapter lends them to libfuse's threads, which answer the reader's next reads from them
    * (src/fuse/read-windows.ts). Undefined otherwise. Lending records no read.
    */

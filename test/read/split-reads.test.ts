@@ -116,6 +116,12 @@ describe('a 1 MiB read cut into 128 KiB requests', () => {
   })
 })
 
+/** Polls until `cond` holds (true) or a second has passed (false). */
+async function waitUntil(cond: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 100 && !cond(); i++) await new Promise((r) => setTimeout(r, 10))
+  return cond()
+}
+
 /** Bytes as one buffer, given back to the read path once copied (as the FUSE adapter does). */
 function taken(bytes: Bytes | undefined): Buffer | undefined {
   if (bytes === undefined) return undefined
@@ -159,7 +165,7 @@ describe('the bytes after a read, lent ahead (what the FUSE adapter lends libfus
     h.close()
   })
 
-  it('nothing when the run is not under way, the position is not where it stands, the block is not at hand, or the handle closed', async () => {
+  it('nothing when the run is not under way, the position is not where it stands or at a block\'s end, or the handle closed; nothing asked of the service', async () => {
     const h = rp.open(file)
     // A first read: no run yet.
     taken(await h.read(0, PIECE))
@@ -168,12 +174,18 @@ describe('the bytes after a read, lent ahead (what the FUSE adapter lends libfus
     // Not where the run stands.
     expect(h.lendAhead!(PIECE)).toBeUndefined()
     expect(h.lendAhead!(2 * MiB + 2 * PIECE)).toBeUndefined()
+    // A run that reached a block's end: the next block is whole (libfuse 3 asks for it in one request), not lent.
+    await readInPieces(async (at, n) => h.read(at, n), 2 * MiB + PIECE, MiB - PIECE)
+    expect(await waitUntil(() => rp.cached(file, 3))).toBe(true)
+    expect(h.lendAhead!(3 * MiB)).toBeUndefined()
+    taken(await h.read(3 * MiB, PIECE))
+    expect(taken(h.lendAhead!(3 * MiB + PIECE))?.length).toBe(MiB - PIECE)
     h.close()
-    expect(h.lendAhead!(2 * MiB + PIECE)).toBeUndefined()
-    // A block nobody fetched: nothing is lent, and nothing is asked of the service for it.
+    expect(h.lendAhead!(3 * MiB + PIECE)).toBeUndefined()
+    // A handle with no run, where nobody fetched: nothing is lent, and nothing is asked of the service.
     const cold = rp.open(file)
     await service.controls.resetCounters()
-    expect(cold.lendAhead!(6 * MiB)).toBeUndefined()
+    expect(cold.lendAhead!(6 * MiB + PIECE)).toBeUndefined()
     cold.close()
     expect((await asked()).download).toBe(0)
   })
