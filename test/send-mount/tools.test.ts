@@ -142,10 +142,17 @@ describe('sending with the usual tools', () => {
     expect((await sh('mkdir "$2/$3" && cp "$1/for-alice.txt" "$2/$3/refused.txt"', world.src, outbox(), three)).code).toBe(0)
     const statusFile = path.join(world.account.mountDir, '.status')
     expect(await waitFor(async () => /failed\s+.*refused\.txt[\s\S]*error: TooManyRecipients/.test(await fsp.readFile(statusFile, 'utf8')), 20_000)).toBe(true)
-    const json = await cli(['status', '--json'])
-    const parsed = JSON.parse(json.stdout) as { mounted: boolean; entries: Array<{ name: string; state: string; lastError: string | null }> }
-    expect(parsed.mounted).toBe(true)
-    expect(parsed.entries.find((e) => e.name.endsWith('refused.txt'))).toMatchObject({ state: 'failed', lastError: expect.stringMatching(/TooManyRecipients/) })
+    // `transferfs status` reads status.json, which the mount rewrites within a second of a
+    // change: read right after .status, it may still show the entry before its send failed.
+    type StatusJson = { mounted: boolean; entries: Array<{ name: string; state: string; lastError: string | null }> }
+    let parsed: StatusJson | undefined
+    const refused = () => parsed?.entries.find((e) => e.name.endsWith('refused.txt'))
+    expect(await waitFor(async () => {
+      parsed = JSON.parse((await cli(['status', '--json'])).stdout) as StatusJson
+      return refused()?.state === 'failed'
+    }, 5000)).toBe(true)
+    expect(parsed!.mounted).toBe(true)
+    expect(refused()).toMatchObject({ state: 'failed', lastError: expect.stringMatching(/TooManyRecipients/) })
     await fsp.rename(path.join(outbox(), three), path.join(outbox(), 'ann@example.com,ben@example.com'))
     expect(await outboxDrained(world.account)).toBe(true)
     const id = await onlyTransfer('refused.txt')
