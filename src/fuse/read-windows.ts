@@ -35,11 +35,14 @@ export class ReadWindows {
     // The table takes one piece of memory: bytes in parts (across blocks) are not lent.
     const one = Buffer.isBuffer(bytes) ? bytes : bytes.length === 1 ? bytes[0]! : undefined
     if (!one || one.length === 0) return giveBack(bytes)
-    if (!this.table.lend(fh, start, one)) {
-      // Every window is in use: the oldest one goes (its reader may have stopped reading).
-      const oldest = this.lent.keys().next()
-      if (oldest.done || !(this.close(oldest.value), this.table.lend(fh, start, one))) return giveBack(bytes)
+    let lent = this.table.lend(fh, start, one)
+    // Every window is in use: the oldest one goes (its reader may have stopped reading).
+    const oldest = lent ? undefined : this.lent.keys().next().value
+    if (oldest !== undefined) {
+      this.close(oldest)
+      lent = this.table.lend(fh, start, one)
     }
+    if (!lent) return giveBack(bytes)
     this.lent.set(fh, bytes)
   }
 

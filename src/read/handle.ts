@@ -6,6 +6,7 @@
 // handles prefetch ahead; a handle that closes or jumps away lets go of its fetches, and a
 // fetch nobody holds any more is cancelled. While the service is known to be unreachable,
 // a handle that has had no bytes yet fails at once (see Handle.answered).
+import { spanAt } from '../base/chunk-grid.js'
 import { AccessPattern } from './access-pattern.js'
 import type { BlockBuffers } from './block-buffers.js'
 import { bytesLength, lend, sliceParts, type Bytes } from './bytes.js'
@@ -116,9 +117,11 @@ export class Handle implements ContentHandle {
     const { blockSize } = this.path.options
     if (this.closed || !this.pattern.established || position !== this.pattern.position || position >= file.size || position % blockSize === 0) return undefined
     const block = Math.floor(position / blockSize)
-    const base = block * blockSize
-    const stop = Math.min(file.size, base + blockSize)
-    return this.stream?.lendHeld(block, position - base, stop - base) ?? this.inMemory(block, block + 1, position, stop)
+    const { start, end } = spanAt(block, file.size, blockSize)
+    const lent = this.stream?.lendHeld(block, position - start, end - start)
+    if (lent) return lent
+    const held = this.holdInMemory(block, block + 1)
+    return held && this.lendHeld(held, block, position, end)
   }
 
   /**
@@ -127,6 +130,15 @@ export class Handle implements ContentHandle {
    * find it in memory; through fetched, each paid a promise chain and a deadline timer.
    */
   private inMemory(first: number, end: number, position: number, stop: number): Buffer[] | undefined {
+    const blocks = this.holdInMemory(first, end)
+    if (!blocks) return undefined
+    this.prefetch()
+    this.answered = true
+    return this.lendHeld(blocks, first, position, stop)
+  }
+
+  /** Blocks [first, end) held (block-buffers.ts) when every one is in memory, or undefined with none held. */
+  private holdInMemory(first: number, end: number): Block[] | undefined {
     const { memory, buffers } = this.path
     const { cacheKey } = this.file
     for (let b = first; b < end; b++) if (!memory.has(blockKey(cacheKey, b))) return undefined
@@ -140,9 +152,7 @@ export class Handle implements ContentHandle {
       }
       blocks.push(block)
     }
-    this.prefetch()
-    this.answered = true
-    return this.lendHeld(blocks, first, position, stop)
+    return blocks
   }
 
   /** Bytes [position, stop) of held blocks from block `first`, lent: the holds end when the FUSE adapter gives them back. */

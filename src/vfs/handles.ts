@@ -25,8 +25,9 @@ export class HandleTable<T> {
     return value
   }
 
-  has(fh: number): boolean {
-    return this.open.has(fh)
+  /** The value of fh, or undefined when it is not open (get throws EBADF instead). */
+  find(fh: number): T | undefined {
+    return this.open.get(fh)
   }
 
   remove(fh: number): T {

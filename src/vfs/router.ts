@@ -178,7 +178,7 @@ export abstract class AreaRouter implements FileSystemCore {
   }
 
   lendAhead(fh: number, position: number): Bytes | undefined {
-    return this.handles.has(fh) ? this.handles.get(fh).lendAhead?.(position) : undefined
+    return this.handles.find(fh)?.lendAhead?.(position)
   }
 
   async write(_path: string, fh: number, data: Buffer, position: number): Promise<number> {
