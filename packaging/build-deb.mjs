@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+// `npm run package`: builds transferfs_<version>_amd64.deb, a package a desktop user installs
+// with apt and nothing else: it carries the Node runtime this build ran on (the distributions'
+// own Node is too old: Debian 12 has 18), the compiled code with the production dependencies
+// only, and the prebuilt FUSE addons for every library soname a distribution may have, so
+// that installing it needs no compiler, npm or git. Works from a clean clone: it installs the
+// build's own dependencies first when they are missing.
+//
+//   node packaging/build-deb.mjs [--out DIR] [--version V]
+//
+// --out: where the .deb goes (default: the repository's root, as `npm pack` does).
+// --version: the package's version instead of package.json's (a test builds an older one to
+// upgrade from). The path of the .deb is the last line on stdout.
+import { execFileSync } from 'node:child_process'
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { changelog, control, DOC_DIR, LIB_DIR, PACKAGE, runtimeDependencies } from './metadata.mjs'
+import { copyrightFile, nodeLicenseFile } from './copyright.mjs'
+import { pruneRuntimeTree } from './prune.mjs'
+
+const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+const { values: args } = parseArgs({ options: { out: { type: 'string' }, version: { type: 'string' } } })
+const version = args.version ?? pkg.version
+const outDir = path.resolve(args.out ?? ROOT)
+// Reproducible: file times, the changelog's and the man page's date come from the last commit,
+// not from the clock of the machine that builds.
+const epoch = process.env.SOURCE_DATE_EPOCH ?? sourceDateEpoch()
+
+function run(cmd, argv, opts = {}) {
+  return execFileSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20, ...opts })
+}
+
+function sourceDateEpoch() {
+  try {
+    return run('git', ['log', '-1', '--format=%ct']).trim()
+  } catch {
+    return String(Math.floor(statSync(path.join(ROOT, 'package.json')).mtimeMs / 1000))
+  }
+}
+
+function step(what) {
+  process.stderr.write(`package: ${what}\n`)
+}
+
+// 1. Build: dependencies (a clean clone has none), the three FUSE addons, the TypeScript.
+if (!existsSync(path.join(ROOT, 'node_modules', '.bin', 'tsc'))) {
+  step('npm ci')
+  run('npm', ['ci', '--no-audit', '--no-fund'], { stdio: ['ignore', 'inherit', 'inherit'] })
+}
+step('FUSE addons')
+run(process.execPath, ['scripts/build-fuse-addon.mjs', '--prebuilds'], { stdio: ['ignore', 'inherit', 'inherit'] })
+step('TypeScript')
+run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { stdio: ['ignore', 'inherit', 'inherit'] })
+
+// 2. The tree the package installs.
+const stage = mkdtempSync(path.join(os.tmpdir(), 'transferfs-deb-'))
+const tree = path.join(stage, 'root')
+const lib = path.join(tree, LIB_DIR)
+const doc = path.join(tree, DOC_DIR)
+try {
+  step(`staging in ${stage}`)
+  mkdirSync(lib, { recursive: true })
+  // The code: package.json for "type": "module" and the version, the compiled modules without
+  // their source maps (the TypeScript they point at is not shipped), the demo's fixtures.
+  writeFileSync(path.join(lib, 'package.json'), `${JSON.stringify({ name: pkg.name, version, description: pkg.description, type: pkg.type, license: pkg.license, private: true, dependencies: runtimeDeps(pkg) }, null, 2)}\n`)
+  cpSync(path.join(ROOT, 'dist', 'src'), path.join(lib, 'dist', 'src'), { recursive: true, filter: (src) => !src.endsWith('.map') })
+  cpSync(path.join(ROOT, 'src', 'emulator', 'fixtures'), path.join(lib, 'src', 'emulator', 'fixtures'), { recursive: true })
+  const prebuilds = path.join(lib, 'prebuilds', `${process.platform}-${process.arch}`)
+  cpSync(path.join(ROOT, 'prebuilds', `${process.platform}-${process.arch}`), prebuilds, { recursive: true })
+  for (const soname of ['libfuse.so.2', 'libfuse3.so.3', 'libfuse3.so.4']) {
+    if (!existsSync(path.join(prebuilds, `${soname}.node`))) throw new Error(`the ${soname} addon was not built`)
+  }
+  step('production dependencies')
+  pruneRuntimeTree(ROOT, lib)
+  plainModules(lib)
+  // The lintian tags this package is known to carry, each with its reason (docs/packaging.md).
+  install(path.join(ROOT, 'packaging', 'lintian-overrides'), path.join(tree, 'usr', 'share', 'lintian', 'overrides', PACKAGE))
+
+  // The runtime: this very Node, stripped of its debug symbols, with its licence.
+  const nodeDir = path.join(lib, 'node')
+  mkdirSync(path.join(nodeDir, 'bin'), { recursive: true })
+  cpSync(process.execPath, path.join(nodeDir, 'bin', 'node'))
+  cpSync(nodeLicenseFile(process.execPath), path.join(nodeDir, 'LICENSE'))
+  for (const file of [path.join(nodeDir, 'bin', 'node'), ...readdirSync(prebuilds).map((f) => path.join(prebuilds, f))]) {
+    run('strip', ['--strip-unneeded', '--remove-section=.comment', '--remove-section=.note', file])
+  }
+
+  // The commands, the units, the shells' completion, the manual.
+  const bin = path.join(tree, 'usr', 'bin', 'transferfs')
+  mkdirSync(path.dirname(bin), { recursive: true })
+  writeFileSync(bin, `#!/bin/sh\n# transferfs runs on the Node runtime this package carries, whatever Node the system has.\nexec /${LIB_DIR}/node/bin/node /${LIB_DIR}/dist/src/cli/main.js "$@"\n`)
+  install(path.join(ROOT, 'contrib', 'mount.transferfs'), path.join(tree, 'sbin', 'mount.transferfs'))
+  install(path.join(ROOT, 'contrib', 'systemd', 'transferfs@.service'), path.join(tree, 'usr', 'lib', 'systemd', 'user', 'transferfs@.service'))
+  const cli = (argv) => run(path.join(nodeDir, 'bin', 'node'), [path.join(lib, 'dist', 'src', 'cli', 'main.js'), ...argv])
+  write(path.join(tree, 'usr', 'share', 'bash-completion', 'completions', 'transferfs'), cli(['completion', 'bash']))
+  write(path.join(tree, 'usr', 'share', 'zsh', 'vendor-completions', '_transferfs'), cli(['completion', 'zsh']))
+  const man = path.join(tree, 'usr', 'share', 'man')
+  gzipTo(run(path.join(nodeDir, 'bin', 'node'), [path.join(lib, 'dist', 'src', 'cli', 'manual.js')], { env: { ...process.env, SOURCE_DATE_EPOCH: epoch } }), path.join(man, 'man1', 'transferfs.1.gz'))
+  // mount(8) finds the helper by its name; its options are a section of transferfs(1).
+  gzipTo('.so man1/transferfs.1\n', path.join(man, 'man8', 'mount.transferfs.8.gz'))
+
+  // Debian's documents: the copyright of everything shipped, the changelog.
+  write(path.join(doc, 'copyright'), copyrightFile(lib, process.version))
+  gzipTo(changelog(version, epoch), path.join(doc, 'changelog.gz'))
+
+  normalise(tree)
+  const sums = md5sums(tree)
+  const debian = path.join(tree, 'DEBIAN')
+  mkdirSync(debian)
+  step('dependencies of the binaries')
+  const depends = runtimeDependencies(stage, [path.join(nodeDir, 'bin', 'node'), path.join(prebuilds, 'libfuse3.so.3.node')])
+  write(path.join(debian, 'control'), control({ version, depends, installedKiB: installedKiB(tree) }))
+  write(path.join(debian, 'md5sums'), sums)
+  chmodSync(path.join(debian, 'control'), 0o644)
+  chmodSync(path.join(debian, 'md5sums'), 0o644)
+
+  mkdirSync(outDir, { recursive: true })
+  const deb = path.join(outDir, `${PACKAGE}_${version}_amd64.deb`)
+  step(`dpkg-deb → ${deb}`)
+  run('dpkg-deb', ['--root-owner-group', '-Zxz', '--build', tree, deb], { env: { ...process.env, SOURCE_DATE_EPOCH: epoch }, stdio: ['ignore', 'ignore', 'inherit'] })
+  process.stdout.write(`${deb}\n`)
+} finally {
+  rmSync(stage, { recursive: true, force: true })
+}
+
+/** package.json's dependencies less the build's own (patch-package applies our patch at build time). */
+function runtimeDeps(p) {
+  const { 'patch-package': _build, ...rest } = p.dependencies
+  return rest
+}
+
+function write(file, text) {
+  mkdirSync(path.dirname(file), { recursive: true })
+  writeFileSync(file, text)
+}
+
+function install(from, to) {
+  mkdirSync(path.dirname(to), { recursive: true })
+  cpSync(from, to)
+}
+
+function gzipTo(text, file) {
+  mkdirSync(path.dirname(file), { recursive: true })
+  // -n: no name or time stamp in the header, so the same text gives the same bytes.
+  writeFileSync(file, execFileSync('gzip', ['-9n'], { input: text }))
+}
+
+/**
+ * Every module as a plain module: no `#!` line (nothing here is run as a script: /usr/bin/transferfs
+ * starts main.js with the packaged runtime) and no pointer to a source map that is not shipped.
+ */
+function plainModules(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !/\.[cm]?js$/.test(entry.name)) continue
+    const file = path.join(entry.parentPath, entry.name)
+    const text = readFileSync(file, 'utf8')
+    const plain = text.replace(/^#![^\n]*\n/, '').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n')
+    if (plain !== text) writeFileSync(file, plain)
+  }
+}
+
+/** Modes as Debian wants them: folders and programs 0755, everything else 0644; times from the source. */
+function normalise(dir) {
+  const programs = new Set([path.join(tree, 'usr', 'bin', 'transferfs'), path.join(tree, 'sbin', 'mount.transferfs'), path.join(lib, 'node', 'bin', 'node')])
+  const t = Number(epoch)
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const file = path.join(entry.parentPath, entry.name)
+    chmodSync(file, entry.isDirectory() || programs.has(file) ? 0o755 : 0o644)
+  }
+  chmodSync(dir, 0o755)
+  run('find', [dir, '-exec', 'touch', '-h', '-d', `@${t}`, '{}', '+'])
+}
+
+function installedKiB(dir) {
+  return Number(run('du', ['-sk', '--apparent-size', dir]).split('\t')[0])
+}
+
+function md5sums(dir) {
+  const files = run('find', ['.', '-type', 'f', '-printf', '%P\\0'], { cwd: dir }).split('\0').filter(Boolean).sort()
+  return run('md5sum', ['--', ...files], { cwd: dir })
+}
