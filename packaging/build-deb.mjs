@@ -46,6 +46,14 @@ function step(what) {
   process.stderr.write(`package: ${what}\n`)
 }
 
+// 0. The tools, named by the package that brings each, before anything is built.
+const TOOLS = { 'dpkg-deb': 'dpkg', 'dpkg-shlibdeps': 'dpkg-dev', strip: 'binutils', gzip: 'gzip', md5sum: 'coreutils' }
+const missing = Object.entries(TOOLS).filter(([tool]) => execFileSync('sh', ['-c', `command -v ${tool} || true`], { encoding: 'utf8' }).trim() === '')
+if (missing.length > 0) {
+  process.stderr.write(`package: missing ${missing.map(([t]) => t).join(', ')}: install ${[...new Set(missing.map(([, p]) => p))].join(' ')} (Debian: sudo apt install ...)\n`)
+  process.exit(1)
+}
+
 // 1. Build: dependencies (a clean clone has none), the three FUSE addons, the TypeScript.
 if (!existsSync(path.join(ROOT, 'node_modules', '.bin', 'tsc'))) {
   step('npm ci')

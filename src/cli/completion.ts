@@ -5,6 +5,7 @@
 import type { Command, Option } from 'commander'
 import { flagName, SETTINGS } from '../config/index.js'
 import { action } from './output/errors.js'
+import { addExamples } from './output/examples.js'
 import { UsageError } from './output/exit-codes.js'
 
 interface CommandShape {
@@ -135,12 +136,11 @@ export function register(program: Command): void {
     .command('completion')
     .description('Print a shell completion script (bash or zsh)')
     .argument('<shell>', 'bash or zsh')
-    .addHelpText('after', `
-Examples:
-  $ eval "$(transferfs completion bash)"                       # this shell only; put it in ~/.bashrc to keep it
-  $ transferfs completion bash > ~/.local/share/bash-completion/completions/transferfs
-  $ transferfs completion zsh > "\${fpath[1]}/_transferfs"      # then start a new zsh
-`)
+  addExamples(cmd, [
+    'eval "$(transferfs completion bash)"                       # this shell only; put it in ~/.bashrc to keep it',
+    'transferfs completion bash > ~/.local/share/bash-completion/completions/transferfs',
+    'transferfs completion zsh > "${fpath[1]}/_transferfs"      # then start a new zsh',
+  ])
   cmd.action(action(async (shell: string) => {
     if (shell === 'bash') process.stdout.write(bashScript(program))
     else if (shell === 'zsh') process.stdout.write(zshScript(program))

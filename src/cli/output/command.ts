@@ -6,6 +6,7 @@ import type { TransferClient } from '../../api/client.js'
 import { NotSignedInError } from '../../api/errors.js'
 import { loadSettings, type LoadedSettings, type SettingKey } from '../../config/index.js'
 import { addSettingFlags, CONNECTION_KEYS, createClient, NOT_SIGNED_IN } from '../compose.js'
+import { addExamples } from './examples.js'
 
 export interface CommonOptions extends Record<string, unknown> {
   json?: boolean
@@ -15,8 +16,7 @@ export interface CommonOptions extends Record<string, unknown> {
 export function commonFlags(cmd: Command, opts: { examples: string[]; keys?: readonly SettingKey[]; json?: boolean }): Command {
   if (opts.json !== false) cmd.option('--json', 'print JSON for scripts (on stdout; messages stay on stderr)')
   addSettingFlags(cmd, opts.keys ?? CONNECTION_KEYS)
-  cmd.addHelpText('after', `\nExamples:\n${opts.examples.map((e) => `  $ ${e}`).join('\n')}\n`)
-  return cmd
+  return addExamples(cmd, opts.examples)
 }
 
 export interface Connected {
