@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything `npm start` (bootstrap.sh start, the default) and `npm test` (bootstrap.sh test)
 # need, done only when missing: system packages (see setup-plan.mjs: never Debian's `fuse`,
-# which would remove fuse3), node_modules, the fuse-native addon, the build.
+# which would remove fuse3), node_modules, the fuse-native addon (for tests also the one for
+# libfuse 3.17, with that libfuse), the build.
 # --dry-run prints the apt commands instead of running them, and stops there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,12 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund
 fi
 
-node scripts/build-fuse-addon.mjs 2>/tmp/transferfs-fuse-build.log || { cat /tmp/transferfs-fuse-build.log >&2; exit 1; }
+# The tests mount on libfuse 3.17 too (the vitest project libfuse3.17): in test mode the addon
+# for its soname, libfuse3.so.4, is built as well, against libfuse 3.17 built from Debian's
+# source (scripts/build-libfuse3.sh; seconds the first time, nothing once built).
+addon_args=()
+[ "$mode" != test ] || addon_args=(--libfuse3.so.4)
+node scripts/build-fuse-addon.mjs "${addon_args[@]}" 2>/tmp/transferfs-fuse-build.log || { cat /tmp/transferfs-fuse-build.log >&2; exit 1; }
 
 # Build when any source is newer than the last build.
 if [ ! -f dist/.built ] || [ -n "$(find src scripts tsconfig.json package.json -newer dist/.built -name '*.ts' -o -newer dist/.built -name '*.json' 2>/dev/null | head -n 1)" ]; then

@@ -6,11 +6,19 @@
 // come with fuse-shared-library), libfuse 3 where its headers are installed.
 //
 // Where this package ships a prebuilt addon for every FUSE library the loader finds, nothing
-// is compiled: an install from the tarball needs no compiler. `--prebuilds` (used by `npm
-// pack`) builds both and copies them into prebuilds/<platform>-<arch>/, named by the library's
-// soname. Idempotent: a marker records what was built from which source.
+// is compiled: an install from the tarball needs no compiler. Idempotent: a marker records what
+// was built from which source.
+//
+// The prebuilt addons sit in prebuilds/<platform>-<arch>/, named by the library's soname:
+// libfuse.so.2, libfuse3.so.3 (libfuse 3 before 3.17) and libfuse3.so.4 (3.17 on, Debian 13).
+// A machine has the headers of one libfuse 3 at most, so the .so.4 one is built against libfuse
+// 3.17 built from Debian's source into a prefix of its own (scripts/build-libfuse3.sh), in a
+// folder of its own, so that build/Release stays the build for this machine's libraries.
+//   --libfuse3.so.4  also builds that one, when its source or its libfuse changed (`npm test`
+//                    mounts with it: the vitest project libfuse3.17)
+//   --prebuilds      builds all three into prebuilds/ (`npm pack`)
 import { createHash } from 'node:crypto'
-import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -24,6 +32,10 @@ const PREBUILDS = path.join('prebuilds', `${process.platform}-${process.arch}`)
 const LIBFUSE2 = 'libfuse.so.2'
 /** What node-gyp names each build (binding.gyp's targets). */
 const TARGET_FILE = { v2: 'fuse.node', v3: 'fuse3.node' }
+const LIBFUSE3_NEXT = 'libfuse3.so.4'
+/** Where the libfuse3.so.4 addon is built (in fuse-native's folder), with a stamp of what it was built from. */
+const NEXT_BUILD = path.join('build', LIBFUSE3_NEXT)
+const NEXT_STAMP = '.transferfs-addon.json'
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 const require = createRequire(import.meta.url)
@@ -31,6 +43,7 @@ const dir = path.dirname(require.resolve('fuse-native/package.json'))
 const version = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version
 if (version !== '2.2.6') fail(`expected fuse-native 2.2.6, found ${version}; the patch targets 2.2.6 only`)
 const forPack = process.argv.includes('--prebuilds')
+const forNext = forPack || process.argv.includes(`--${LIBFUSE3_NEXT}`)
 
 applyPatch()
 
@@ -41,11 +54,21 @@ const marker = path.join(dir, MARKER)
 // The source hash is over what the patch changes; src/fuse/addon.ts checks it the same way.
 const source = createHash('sha256')
 for (const file of ['fuse-native.c', 'binding.gyp', 'index.js']) source.update(readFileSync(path.join(dir, file)))
-const stamp = JSON.stringify({ source: source.digest('hex'), addons })
+const sourceHash = source.digest('hex')
+const stamp = JSON.stringify({ source: sourceHash, addons })
 const upToDate = existsSync(marker) && readFileSync(marker, 'utf8') === stamp
 const uncovered = loaderLibraries().filter((lib) => !existsSync(path.join(root, PREBUILDS, `${lib}.node`)))
-if (!upToDate && (forPack || uncovered.length > 0)) build()
+if (!upToDate && (forPack || uncovered.length > 0)) {
+  gypRebuild(dir, process.env)
+  writeFileSync(marker, stamp)
+  console.error(`build-fuse-addon: built the FUSE addon for ${wanted.join(' and ')}`)
+}
 if (forPack) copyPrebuilds()
+if (forNext) buildNext()
+if (forPack) {
+  const absent = [LIBFUSE2, 'libfuse3.so.3', LIBFUSE3_NEXT].filter((lib) => !existsSync(path.join(root, PREBUILDS, `${lib}.node`)))
+  if (absent.length > 0) fail(`packing ships an addon for each of libfuse.so.2, libfuse3.so.3 and libfuse3.so.4; ${absent.join(', ')} could not be built here (the libfuse3.so.3 one needs the headers of a libfuse 3 before 3.17)`)
+}
 const unbuilt = uncovered.filter((lib) => !wanted.includes(lib))
 if (unbuilt.length > 0) {
   fail(`${unbuilt.join(', ')} has no addon here: install its headers (Debian/Ubuntu: libfuse3-dev, Fedora: fuse3-devel) ` +
@@ -77,15 +100,16 @@ function applyPatch() {
 }
 
 /** The soname of the libfuse 3 the headers belong to (libfuse3.so.3, or .so.4 from 3.17), or null without headers. */
-function libfuse3Soname() {
-  const pc = spawnSync('pkg-config', ['--variable=libdir', 'fuse3'], { encoding: 'utf8' })
+function libfuse3Soname(env = process.env) {
+  const pc = spawnSync('pkg-config', ['--variable=libdir', 'fuse3'], { encoding: 'utf8', env })
   if (pc.status !== 0) return null
-  const version = spawnSync('pkg-config', ['--modversion', 'fuse3'], { encoding: 'utf8' }).stdout.trim()
+  const version = spawnSync('pkg-config', ['--modversion', 'fuse3'], { encoding: 'utf8', env }).stdout.trim()
   const [major, minor] = version.split('.').map(Number)
   return major === 3 && minor >= 17 ? 'libfuse3.so.4' : 'libfuse3.so.3'
 }
 
-function build() {
+/** node-gyp rebuild in `cwd` (fuse-native's folder or a copy of it), with pkg-config finding libfuse 3 through `env`. */
+function gypRebuild(cwd, env) {
   const npmDir = path.dirname(path.dirname(process.execPath))
   const gyp = [
     path.join(npmDir, 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
@@ -100,10 +124,44 @@ function build() {
   const args = [gyp, 'rebuild', '--loglevel=warn']
   // Build against the installed Node headers when they are there: no download needed.
   if (existsSync('/usr/include/node/node_api.h')) args.push('--nodedir=/usr')
-  if (libfuse3) args.push('--', '-Dfuse3=1')
-  execFileSync(process.execPath, args, { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] })
-  writeFileSync(marker, stamp)
-  console.error(`build-fuse-addon: built the FUSE addon for ${wanted.join(' and ')}`)
+  if (libfuse3Soname(env)) args.push('--', '-Dfuse3=1')
+  execFileSync(process.execPath, args, { cwd, env, stdio: ['ignore', 'ignore', 'inherit'] })
+}
+
+/**
+ * prebuilds/<platform>-<arch>/libfuse3.so.4.node: the addon built against the libfuse 3.17 of
+ * scripts/build-libfuse3.sh, in a copy of fuse-native's sources inside fuse-native's build
+ * folder: binding.gyp's requires resolve from there, nothing ships that folder, and a rebuild of
+ * the addons for this machine clears it (this then builds again). Built again when the patch or
+ * that libfuse changed, else only copied.
+ */
+function buildNext() {
+  const script = path.join(root, 'scripts', 'build-libfuse3.sh')
+  const r = spawnSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  if (r.status !== 0) fail(`building libfuse 3.17, for the ${LIBFUSE3_NEXT} addon, failed (see above)`)
+  const prefix = r.stdout.trim().split('\n').at(-1) ?? ''
+  const pkgconfig = path.join(prefix, 'lib', 'pkgconfig')
+  const env = { ...process.env, PKG_CONFIG_PATH: [pkgconfig, process.env.PKG_CONFIG_PATH].filter(Boolean).join(':') }
+  if (libfuse3Soname(env) !== LIBFUSE3_NEXT) fail(`${pkgconfig} has no libfuse 3.17 or later (pkg-config fuse3)`)
+  const nextDir = path.join(dir, NEXT_BUILD)
+  const built = path.join(nextDir, 'build', 'Release', TARGET_FILE.v3)
+  const nextStamp = JSON.stringify({ source: sourceHash, libfuse: readFileSync(path.join(prefix, '.complete'), 'utf8').trim(), prefix })
+  const stampFile = path.join(nextDir, NEXT_STAMP)
+  if (!(existsSync(built) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === nextStamp)) {
+    rmSync(nextDir, { recursive: true, force: true })
+    mkdirSync(nextDir, { recursive: true })
+    for (const file of ['package.json', 'binding.gyp', 'fuse-native.c', 'index.js']) copyFileSync(path.join(dir, file), path.join(nextDir, file))
+    gypRebuild(nextDir, env)
+    writeFileSync(stampFile, nextStamp)
+    console.error(`build-fuse-addon: built the FUSE addon for ${LIBFUSE3_NEXT}, against ${prefix}`)
+  }
+  const out = path.join(root, PREBUILDS, `${LIBFUSE3_NEXT}.node`)
+  if (!existsSync(out) || !readFileSync(out).equals(readFileSync(built))) {
+    // A new file renamed into place: a process that has the old one loaded keeps its copy intact.
+    mkdirSync(path.dirname(out), { recursive: true })
+    copyFileSync(built, `${out}.tmp`)
+    renameSync(`${out}.tmp`, out)
+  }
 }
 
 function copyPrebuilds() {

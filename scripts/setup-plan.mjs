@@ -50,6 +50,11 @@ export const TEST_TOOLS = [
   { command: 'dbus-daemon', apt: ['dbus'], dnf: 'dbus-daemon', why: 'the notification test' },
   { module: 'dbus', apt: ['python3-dbus'], dnf: 'python3-dbus', why: 'the notification test' },
   { module: 'gi', apt: ['python3-gi'], dnf: 'python3-gobject', why: 'the notification test' },
+  // The mount tests run once more on libfuse 3.17 (soname libfuse3.so.4), which
+  // scripts/build-libfuse3.sh builds from Debian's source package with these.
+  { command: 'dpkg-source', apt: ['dpkg-dev'], dnf: 'dpkg-dev', why: 'to unpack the libfuse 3.17 source the tests build' },
+  { command: 'meson', apt: ['meson'], dnf: 'meson', why: 'to build libfuse 3.17 for the tests' },
+  { command: 'ninja', apt: ['ninja-build'], dnf: 'ninja-build', why: 'to build libfuse 3.17 for the tests' },
 ]
 
 /**

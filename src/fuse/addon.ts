@@ -1,8 +1,9 @@
 // Which FUSE addon this process mounts with: fuse-native's C part built against libfuse 3 or
-// libfuse 2 (scripts/build-fuse-addon.mjs builds both from our patch, `npm pack` ships them
-// prebuilt). libfuse 3 is preferred where the loader finds it: libfuse 2 is leaving the
-// distributions, and libfuse 3 reads up to 1 MiB per request. Loading is deferred to the
-// first mount, so commands that do not mount work on a machine without any FUSE library.
+// libfuse 2 (scripts/build-fuse-addon.mjs builds them from our patch; `npm pack` ships them
+// prebuilt, one per soname: libfuse.so.2, libfuse3.so.3 and libfuse3.so.4). libfuse 3 is
+// preferred where the loader finds it: libfuse 2 is leaving the distributions, and libfuse 3
+// reads up to 1 MiB per request. Loading is deferred to the first mount, so commands that do
+// not mount work on a machine without any FUSE library.
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -71,18 +72,23 @@ export function loadFuse(choice: FuseLibrary): LoadedAddon {
   throw new AddonError(missingMessage(choice, backends, failures))
 }
 
-/** The addons that can serve `backend`, best first: one built here from the current patch, then this package's prebuilt ones. */
+/**
+ * The addons that can serve `backend`, best first: newest soname first, and for each soname one
+ * built here from the current patch, then this package's prebuilt one. The soname goes first
+ * because what the loader finds decides which addon fits: where it finds libfuse3.so.4 (3.17+)
+ * the .so.4 addon is taken, even where a .so.3 one was built here against older headers that
+ * are still installed; where it does not, that addon fails with "cannot open shared object file"
+ * and the .so.3 one loads.
+ */
 function candidates(fuseDir: string, backend: FuseBackend): string[] {
   const out: string[] = []
   const built = builtAddons(fuseDir)
+  const root = packageRoot()
   for (const soname of SONAMES[backend]) {
     const file = built[soname]
     if (file) out.push(path.join(fuseDir, 'build', 'Release', file))
-  }
-  const root = packageRoot()
-  for (const soname of SONAMES[backend]) {
-    const file = path.join(root, PREBUILDS, `${soname}.node`)
-    if (existsSync(file)) out.push(file)
+    const prebuilt = path.join(root, PREBUILDS, `${soname}.node`)
+    if (existsSync(prebuilt)) out.push(prebuilt)
   }
   return out
 }

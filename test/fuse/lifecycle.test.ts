@@ -9,6 +9,7 @@ import { startBackgroundMount } from '../../src/fuse/background.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
 import { unmountWithHelper } from '../../src/fuse/mount-helper.js'
 import { autoUnmountHelpers, DEAD_MOUNT, isMounted, mountCore, run, startDaemon, tempDir, TS_REGISTER, useMounts, waitForExit } from '../support/mount.js'
+import { AUTO_UNMOUNT_OPTION, fusermount3Version } from './fixtures/fusermount3.js'
 import { MemoryCore } from './fixtures/memory-core.js'
 
 useMounts()
@@ -45,9 +46,14 @@ describe('mount daemon', () => {
     const dir = path.join(await tempDir(), 'mnt')
     const pid = await startDaemon(DAEMON, dir)
     const helper = (await autoUnmountHelpers(dir))[0] ?? 0
-    expect(helper).toBeGreaterThan(0)
-    process.kill(helper, 'SIGKILL')
-    await waitForExit(helper)
+    // libfuse 3.17 run as root mounts by itself and starts the helper only to watch, with an
+    // option fusermount3 before 3.15 refuses: with such a helper (the project libfuse3.17 on
+    // Debian 12) there is none to kill, and the mount is left behind all the same.
+    if (!(process.env.TRANSFERFS_TEST_LIBFUSE3_17 && (await fusermount3Version()) < AUTO_UNMOUNT_OPTION)) {
+      expect(helper).toBeGreaterThan(0)
+      process.kill(helper, 'SIGKILL')
+      await waitForExit(helper)
+    }
     process.kill(pid, 'SIGKILL')
     await waitForExit(pid)
     const stale = await run('ls', [dir])

@@ -92,10 +92,11 @@ export async function startDaemon(script: string, dir: string, logFile?: string,
 
 /**
  * The pids of the auto_unmount helpers watching dir: libfuse 3 runs fuse3's helper by its own
- * name, libfuse 2 runs whichever is installed as fusermount.
+ * name, libfuse 2 runs whichever is installed as fusermount. Helpers from 3.15 on, which root's
+ * mounts start only to watch, take the option as `--auto-unmount`; the others as `-o auto_unmount`.
  */
 export async function autoUnmountHelpers(dir: string): Promise<number[]> {
-  const r = await run('pgrep', ['-f', `^fusermount3? .*auto_unmount.* -- ${dir}$`])
+  const r = await run('pgrep', ['-f', `^fusermount3? .*auto[_-]unmount.* -- ${dir}$`])
   return r.stdout.trim().split('\n').filter(Boolean).map(Number)
 }
 
