@@ -55,6 +55,11 @@ export const TEST_TOOLS = [
   { command: 'dpkg-source', apt: ['dpkg-dev'], dnf: 'dpkg-dev', why: 'to unpack the libfuse 3.17 source the tests build' },
   { command: 'meson', apt: ['meson'], dnf: 'meson', why: 'to build libfuse 3.17 for the tests' },
   { command: 'ninja', apt: ['ninja-build'], dnf: 'ninja-build', why: 'to build libfuse 3.17 for the tests' },
+  // The package test builds the .deb, checks it with lintian, and installs it into a clean
+  // Debian root made with mmdebstrap.
+  { command: 'lintian', apt: ['lintian'], dnf: 'lintian', why: 'the package test checks the .deb with it' },
+  { command: 'mmdebstrap', apt: ['mmdebstrap'], dnf: 'mmdebstrap', why: 'the package test installs the .deb into a clean Debian root it makes' },
+  { command: 'systemd-escape', apt: ['systemd'], dnf: 'systemd', why: 'the unit template test escapes folders with it' },
 ]
 
 /**
