@@ -60,6 +60,10 @@ export const TEST_TOOLS = [
   { command: 'lintian', apt: ['lintian'], dnf: 'lintian', why: 'the package test checks the .deb with it' },
   { command: 'mmdebstrap', apt: ['mmdebstrap'], dnf: 'mmdebstrap', why: 'the package test installs the .deb into a clean Debian root it makes' },
   { command: 'systemd-escape', apt: ['systemd'], dnf: 'systemd', why: 'the unit template test escapes folders with it' },
+  // The proxy tests start a proxy of their own: Debian's tinyproxy-bin is the program
+  // without the system service (the tinyproxy package would start one on port 8888).
+  { command: 'tinyproxy', apt: ['tinyproxy-bin'], dnf: 'tinyproxy', why: 'the proxy tests start one of their own' },
+  { command: 'openssl', apt: ['openssl'], dnf: 'openssl', why: 'the trust test names certificates by their hash with it' },
 ]
 
 /**

@@ -23,7 +23,7 @@ export class TransferClient {
   constructor(input: ClientOptionsInput) {
     this.options = resolveOptions(input)
     const o = this.options
-    this.transport = new Transport(o.timeouts, o.ca, o.connectionsPerOrigin, o.offline)
+    this.transport = new Transport(o)
     const api = new ApiCaller(this.transport, o.apiUrl, o.apiKey, o.retry)
     this.auth = new Session(api, new TokenStore(o.tokenFile))
     this.transfers = new TransferApi(api, this.auth)

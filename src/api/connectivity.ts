@@ -26,6 +26,8 @@ export class Connectivity {
   private closed = false
   /** The origin that failed last: the one the probe knocks on. */
   private lastOrigin: string | null = null
+  /** The failure that made the client offline: the cause of what callers are refused with. */
+  private lastError: unknown = null
 
   constructor(
     private readonly options: OfflineOptions,
@@ -44,7 +46,7 @@ export class Connectivity {
   /** What a caller refused for being offline throws. */
   offlineError(): OfflineError {
     const { since, reason } = this.state
-    return new OfflineError(`the service has been unreachable since ${new Date(since).toISOString()}${reason ? ` (${reason})` : ''}`, 'OFFLINE')
+    return new OfflineError(`the service has been unreachable since ${new Date(since).toISOString()}${reason ? ` (${reason})` : ''}`, 'OFFLINE', { cause: this.lastError })
   }
 
   /** Calls `fn` on every change between online and offline; returns the way to stop. */
@@ -65,6 +67,7 @@ export class Connectivity {
     this.lastOrigin = origin
     this.failures++
     if (this.state.online && this.failures >= this.options.afterFailures) {
+      this.lastError = err
       this.set({ online: false, since: Date.now(), reason: err instanceof Error ? err.message : String(err) })
       this.probes = 0
       this.scheduleProbe()

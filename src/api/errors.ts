@@ -49,6 +49,47 @@ export class NetworkError extends Error {
 }
 
 /**
+ * A connection through the proxy could not be made: the proxy cannot be reached, or it
+ * answered the tunnel's CONNECT with something other than 2xx (`status`). The request
+ * never reached the service, whatever the reason.
+ */
+export class ProxyError extends NetworkError {
+  override readonly name = 'ProxyError'
+  constructor(
+    message: string,
+    systemCode: string | null,
+    /** The proxy, as messages name it: its address without the credentials, and where it was set. */
+    readonly proxy: string,
+    /** The proxy's answer to CONNECT; null when it gave none. */
+    readonly status: number | null = null,
+    options?: { cause?: unknown },
+  ) {
+    super(message, systemCode, options)
+  }
+}
+
+/** TLS failures: the service cannot be reached as configured (wrong host, untrusted or expired certificate). */
+export const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH)/
+/** The TLS failures a missing certificate authority causes: adding one is the way out. */
+const UNKNOWN_AUTHORITY = /^(SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERT_UNTRUSTED)$/
+
+/**
+ * What a failed connection to `host` (host:port) means, for a person. A certificate
+ * failure names the host whose certificate it was, and the way out when it is an
+ * authority this machine does not know; anything else is "cannot reach `target`".
+ */
+export function connectionError(target: string, host: string, err: unknown): NetworkError {
+  const e = err as { code?: string; message?: string; cause?: { code?: string } } | null
+  const code = e?.code ?? e?.cause?.code ?? null
+  const why = e?.message ?? String(err)
+  if (code !== null && TLS_CODE.test(code)) {
+    const way = UNKNOWN_AUTHORITY.test(code) ? ': trust the authority that signed it through the system\'s certificate store or the ca setting' : ''
+    return new NetworkError(`the certificate of ${host} is not accepted (${why}, ${code})${way}`, code, { cause: err })
+  }
+  return new NetworkError(`cannot reach ${target}: ${why}${code ? ` (${code})` : ''}`, code, { cause: err })
+}
+
+/**
  * The mount has found the service unreachable several times in a row and answers reads
  * that would need it at once, instead of letting each wait out its deadline.
  */

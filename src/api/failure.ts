@@ -4,7 +4,7 @@
 // answer is a refusal (definitive: trying again cannot change it). How long to wait
 // otherwise is retry.ts's one backoff; errno, exit codes and hints are chosen from the
 // errors' codes (errors.ts).
-import { IntegrityError, NetworkError, OfflineError, ServiceError } from './errors.js'
+import { IntegrityError, NetworkError, OfflineError, ProxyError, ServiceError, TLS_CODE } from './errors.js'
 import { STATUS } from './protocol.js'
 
 /**
@@ -32,11 +32,9 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'UND_ERR_CONNECT_TIMEOUT',
 ])
 
-/** TLS failures: the service cannot be reached as configured (wrong host, untrusted or expired certificate). */
-const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH)/
-
-/** A connection to the service could not be made at all (refused, no such host, no route, TLS refused). */
+/** A connection to the service could not be made at all (refused, no such host, no route, TLS refused, the proxy failed). */
 export function isUnreachable(err: unknown): boolean {
+  if (err instanceof ProxyError) return true
   if (!(err instanceof NetworkError) || err.systemCode === null) return false
   return NOT_SENT_CODES.has(err.systemCode) || TLS_CODE.test(err.systemCode)
 }
@@ -57,6 +55,15 @@ export function isRefusedRequest(err: unknown): err is ServiceError {
 /** The service's certificate was not accepted. */
 export function isUntrustedCertificate(err: unknown): boolean {
   return err instanceof NetworkError && err.systemCode !== null && TLS_CODE.test(err.systemCode)
+}
+
+/**
+ * The proxy said no to the tunnel itself (credentials wanted, a port it does not allow):
+ * it says the same on every try. A 5xx is the proxy failing to reach the service, which
+ * may pass like any outage.
+ */
+export function isProxyRefusal(err: unknown): err is ProxyError {
+  return err instanceof ProxyError && err.status !== null && err.status < 500
 }
 
 /**
@@ -92,8 +99,8 @@ export function classify(kind: CallKind, err: unknown): Verdict {
   if (err instanceof NetworkError) {
     // Offline is the verdict of several failures already; the probe, not each caller, tries again.
     if (err instanceof OfflineError) return { retry: false, refusal: false }
-    // A certificate we do not trust stays untrusted: a setting (--ca) has to change.
-    if (isUntrustedCertificate(err)) return { retry: false, refusal: false }
+    // An untrusted certificate, or a proxy that will not open the tunnel, stays so: a setting has to change.
+    if (isUntrustedCertificate(err) || isProxyRefusal(err)) return { retry: false, refusal: false }
     if (kind === 'create') return { retry: isNotSent(err), refusal: false }
     return { retry: true, refusal: false }
   }
@@ -108,5 +115,7 @@ export function isRefusal(err: unknown): err is ServiceError {
 }
 
 function isNotSent(err: NetworkError): boolean {
+  // Nothing reaches the service before the proxy's tunnel is open.
+  if (err instanceof ProxyError) return true
   return err.systemCode !== null && NOT_SENT_CODES.has(err.systemCode)
 }

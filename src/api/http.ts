@@ -1,14 +1,20 @@
 // The transport: one keep-alive undici Pool per origin (the API and each file server),
-// TLS trusting the configured CA, a timeout on every request (connect, headers, body
-// idle) and the caller's AbortSignal. Failures to reach the service become NetworkError;
-// HTTP statuses are returned as they are, for the layers above to judge.
-import { createSecureContext, type SecureContext } from 'node:tls'
+// TLS trusting Node's own roots, the system's store and the configured CA (trust.ts),
+// directly or through the proxy the routes name (proxy.ts, tunnel.ts), a timeout on every
+// request (connect, headers, body idle) and the caller's AbortSignal. Failures to reach
+// the service become NetworkError; HTTP statuses are returned as they are, for the
+// layers above to judge.
+import type { Socket } from 'node:net'
+import type { SecureContext } from 'node:tls'
 import { buildConnector, Pool } from 'undici'
 import type { Dispatcher } from 'undici'
 import { Connectivity } from './connectivity.js'
-import { NetworkError } from './errors.js'
-import type { OfflineOptions, TimeoutOptions } from './options.js'
+import { connectionError, NetworkError } from './errors.js'
+import type { ClientOptions } from './options.js'
+import { DIRECT_ROUTES, proxyFor, type Proxy } from './proxy.js'
 import { NotPlainRange, RangeSockets, type BodySink } from './range-sockets.js'
+import { trustingContext } from './trust.js'
+import { tunnelConnector, Tunnels } from './tunnel.js'
 import { WarmConnection } from './warm-connections.js'
 
 export type HttpMethod = 'GET' | 'POST'
@@ -33,19 +39,18 @@ export function redactUrl(url: URL | string): string {
   return `${u.origin}${u.pathname}`
 }
 
+export type TransportOptions = Pick<ClientOptions, 'timeouts' | 'ca' | 'systemCa' | 'proxy' | 'connectionsPerOrigin' | 'offline'>
+
 export class Transport {
   private readonly pools = new Map<string, { pool: Pool; warm: WarmConnection }>()
   private closed = false
   /** Whether the service answers at all, learnt from every request made here. */
   readonly connectivity: Connectivity
+  private readonly timeouts: TransportOptions['timeouts']
 
-  constructor(
-    private readonly timeouts: TimeoutOptions,
-    private readonly ca: string | Buffer | undefined,
-    private readonly connectionsPerOrigin: number,
-    offline: OfflineOptions,
-  ) {
-    this.connectivity = new Connectivity(offline, async (origin) => {
+  constructor(private readonly options: TransportOptions) {
+    this.timeouts = options.timeouts
+    this.connectivity = new Connectivity(options.offline, async (origin) => {
       const res = await this.request({ url: new URL(`${origin}/`), method: 'GET' })
       res.body.destroy()
     })
@@ -53,36 +58,56 @@ export class Transport {
 
   private tlsContext: SecureContext | undefined
   private rangeSockets: RangeSockets | null = null
+  private proxyTunnels: Tunnels | null = null
 
   /** The connections range bodies are streamed on (range-sockets.ts). */
   private ranges(): RangeSockets {
     if (this.closed) throw new NetworkError('the client is closed', 'CLIENT_CLOSED')
     return (this.rangeSockets ??= new RangeSockets({
       secureContext: this.secureContext(),
+      tunnel: (url, signal) => this.tunnel(url, signal),
       connectMs: this.timeouts.connectMs,
       headersMs: this.timeouts.headersMs,
       bodyIdleMs: this.timeouts.bodyIdleMs,
-      keepIdle: this.connectionsPerOrigin,
+      keepIdle: this.options.connectionsPerOrigin,
     }))
   }
 
   /**
-   * One TLS context for every connection: given only `ca`, each new connection built a
+   * One TLS context for every connection: given the roots, each new connection built a
    * context of its own (parsing the certificates again), a visible share of a cold read.
    */
-  private secureContext(): SecureContext | undefined {
-    if (this.ca === undefined) return undefined
-    this.tlsContext ??= createSecureContext({ ca: this.ca })
+  private secureContext(): SecureContext {
+    this.tlsContext ??= trustingContext(this.options.systemCa ?? [], this.options.ca)
     return this.tlsContext
+  }
+
+  /** The proxy a connection to `url`'s origin goes through, or null: direct. */
+  private proxyOf(url: URL): Proxy | null {
+    return proxyFor(this.options.proxy ?? DIRECT_ROUTES, url)
+  }
+
+  private tunnels(): Tunnels {
+    return (this.proxyTunnels ??= new Tunnels({ secureContext: this.secureContext(), connectMs: this.timeouts.connectMs }))
+  }
+
+  /** A tunnel to `url`'s origin when a proxy is on its way, else null (range sockets connect directly). */
+  private async tunnel(url: URL, signal?: AbortSignal): Promise<Socket | null> {
+    const proxy = this.proxyOf(url)
+    if (!proxy) return null
+    return this.tunnels().open(proxy, url.hostname.replace(/^\[|\]$/g, ''), Number(url.port || 443), signal)
   }
 
   private pool(origin: string): { pool: Pool; warm: WarmConnection } {
     let entry = this.pools.get(origin)
     if (!entry) {
       if (this.closed) throw new NetworkError('the client is closed', 'CLIENT_CLOSED')
-      const warm = new WarmConnection(buildConnector({ secureContext: this.secureContext(), timeout: this.timeouts.connectMs }), new URL(origin))
+      const url = new URL(origin)
+      const direct = buildConnector({ secureContext: this.secureContext(), timeout: this.timeouts.connectMs })
+      const proxy = this.proxyOf(url)
+      const warm = new WarmConnection(proxy ? tunnelConnector(this.tunnels(), proxy, direct) : direct, url)
       const pool = new Pool(origin, {
-        connections: this.connectionsPerOrigin,
+        connections: this.options.connectionsPerOrigin,
         connect: warm.connector,
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyIdleMs,
@@ -183,6 +208,7 @@ export class Transport {
     this.closed = true
     this.connectivity.close()
     this.rangeSockets?.close()
+    this.proxyTunnels?.close()
     const pools = [...this.pools.values()]
     this.pools.clear()
     for (const { warm } of pools) warm.close()
@@ -194,10 +220,7 @@ export class Transport {
 export function toNetworkError(err: unknown, req: { url: URL; signal?: AbortSignal }): unknown {
   if (req.signal?.aborted) return req.signal.reason ?? err
   if (err instanceof NetworkError) return err
-  const e = err as { code?: string; message?: string; cause?: { code?: string } }
-  const code = e?.code ?? e?.cause?.code ?? null
-  const why = e?.message ?? String(err)
-  return new NetworkError(`cannot reach ${redactUrl(req.url)}: ${why}${code ? ` (${code})` : ''}`, code, { cause: err })
+  return connectionError(redactUrl(req.url), req.url.host, err)
 }
 
 /** First value of a header. */

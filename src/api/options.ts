@@ -1,4 +1,5 @@
 // Settings of the Transfer Service client, each with its default and unit in one place.
+import type { ProxyRoutes } from './proxy.js'
 
 export interface TimeoutOptions {
   /** Milliseconds to establish a connection (TCP + TLS). */
@@ -48,8 +49,12 @@ export interface ClientOptions {
   apiUrl: string
   /** Value of x-api-key. */
   apiKey: string
-  /** PEM of the certificate authority to trust (the local service's self-signed one); system CAs when absent. */
+  /** PEM of certificate authorities trusted besides Node's own and the system's (the local service's self-signed one). */
   ca?: string | Buffer
+  /** The system's certificate store (trust.ts's readSystemStore), trusted besides Node's own list; none when absent. */
+  systemCa?: readonly string[]
+  /** Which connections go through a proxy (proxy.ts's proxyRoutes); all direct when absent. */
+  proxy?: ProxyRoutes
   /** Path of the JSON file holding the session (logintoken, refreshtoken); no session persisted when absent. */
   tokenFile?: string
   /** Keep-alive connections per origin. */
@@ -97,7 +102,7 @@ export const DEFAULT_DOWNLOAD: DownloadOptions = {
 export const DEFAULT_CONNECTIONS_PER_ORIGIN = 8
 
 export type ClientOptionsInput = Pick<ClientOptions, 'apiUrl' | 'apiKey'> &
-  Partial<Pick<ClientOptions, 'ca' | 'tokenFile' | 'connectionsPerOrigin'>> & {
+  Partial<Pick<ClientOptions, 'ca' | 'systemCa' | 'proxy' | 'tokenFile' | 'connectionsPerOrigin'>> & {
     timeouts?: Partial<TimeoutOptions>
     retry?: Partial<RetryOptions>
     offline?: Partial<OfflineOptions>
@@ -110,6 +115,8 @@ export function resolveOptions(input: ClientOptionsInput): ClientOptions {
     apiUrl: input.apiUrl.replace(/\/+$/, ''),
     apiKey: input.apiKey,
     ca: input.ca,
+    systemCa: input.systemCa,
+    proxy: input.proxy,
     tokenFile: input.tokenFile,
     connectionsPerOrigin: input.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN,
     timeouts: { ...DEFAULT_TIMEOUTS, ...input.timeouts },

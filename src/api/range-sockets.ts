@@ -7,10 +7,10 @@
 // `206 Partial Content` with a Content-Length, on keep-alive connections of our own.
 // Anything else (another status, a chunked or unsized body) is not parsed here: the
 // caller asks again through the general transport (NotPlainRange), before a byte of the
-// body has been handed on.
-import type { OnReadOpts } from 'node:net'
+// body has been handed on. Through a proxy the same happens inside its tunnel.
+import type { OnReadOpts, Socket } from 'node:net'
 import { connect, type ConnectionOptions, type SecureContext, type TLSSocket } from 'node:tls'
-import { NetworkError } from './errors.js'
+import { connectionError, NetworkError } from './errors.js'
 
 /** What becomes of the body's bytes: copied out during the call (the buffer is reused after it); a promise pauses the socket until it settles. */
 export interface BodySink {
@@ -31,7 +31,9 @@ export class NotPlainRange extends Error {
 }
 
 export interface RangeSocketOptions {
-  secureContext: SecureContext | undefined
+  secureContext: SecureContext
+  /** A proxy's tunnel to `url`'s origin, or null to connect directly (tunnel.ts). */
+  tunnel(url: URL, signal?: AbortSignal): Promise<Socket | null>
   connectMs: number
   headersMs: number
   bodyIdleMs: number
@@ -132,8 +134,9 @@ export class RangeSockets {
     this.idle.set(origin, conns)
   }
 
-  private open(url: URL, signal?: AbortSignal): Promise<Conn> {
+  private async open(url: URL, signal?: AbortSignal): Promise<Conn> {
     const { options } = this
+    const tunnel = await options.tunnel(url, signal)
     return new Promise<Conn>((resolve, reject) => {
       const conn: Conn = { socket: null as unknown as TLSSocket, exchange: null, reused: false }
       const host = url.hostname.replace(/^\[|\]$/g, '')
@@ -153,7 +156,8 @@ export class RangeSockets {
           callback: (n: number, buf: Uint8Array) => conn.exchange?.take(n === buf.length && Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, n)) ?? true,
         },
       }
-      const socket = connect(tlsOptions)
+      const socket = connect(tunnel ? { ...tlsOptions, socket: tunnel } : tlsOptions)
+      if (tunnel) readInto(socket, tlsOptions.onread)
       conn.socket = socket
       const timer = setTimeout(() => fail(new NetworkError(`cannot reach ${url.origin}: no connection within ${options.connectMs} ms`, 'UND_ERR_CONNECT_TIMEOUT')), options.connectMs)
       const onAbort = () => fail(signal!.reason as Error)
@@ -173,7 +177,7 @@ export class RangeSockets {
       })
       socket.on('error', (e: Error & { code?: string }) => {
         if (conn.exchange) conn.exchange.broken(e)
-        else fail(new NetworkError(`cannot reach ${url.origin}: ${e.message}`, e.code ?? null, { cause: e }))
+        else fail(connectionError(url.origin, url.host, e))
       })
       socket.on('close', () => {
         conn.exchange?.broken(new NetworkError(`${url.origin} closed the connection`, 'ECONNRESET'))
@@ -309,6 +313,34 @@ export class RangeSockets {
       socket.write(`${lines.join('\r\n')}\r\n\r\n`, 'latin1')
     })
   }
+}
+
+/**
+ * `onread` for a TLS socket made on a socket it was handed (a proxy's tunnel): Node gives
+ * `onread` only to a TLS socket that opens its own connection, and one made on a tunnel
+ * would decrypt into buffers of its own, each copied and left to the collector, which is
+ * what this module exists to avoid. The fields `onread` sets are set here as net.Socket
+ * sets them, before any byte arrives (reads start on a later tick). A Node without them
+ * hands the bytes on from 'data' events instead: copied, but every byte is there.
+ */
+function readInto(socket: TLSSocket, onread: OnReadOpts): void {
+  const fields = Object.getOwnPropertySymbols(socket)
+  const field = (name: string) => fields.find((f) => f.description === name)
+  const [buffer, callback, generator] = [field('kBuffer'), field('kBufferCb'), field('kBufferGen')]
+  const handle = (socket as unknown as { _handle?: { useUserBuffer?(memory: Uint8Array): void } })._handle
+  const next = onread.buffer
+  if (buffer && callback && generator && typeof next === 'function' && typeof handle?.useUserBuffer === 'function') {
+    const own = socket as unknown as Record<symbol, unknown>
+    const first = next()
+    own[generator] = next
+    own[callback] = onread.callback
+    own[buffer] = first
+    handle.useUserBuffer(first)
+    return
+  }
+  socket.on('data', (bytes: Buffer) => {
+    if (onread.callback(bytes.length, bytes) === false) socket.pause()
+  })
 }
 
 /** Status and headers (names lower-cased; a repeated one keeps its first value) of an HTTP/1.1 answer's head. */

@@ -17,13 +17,14 @@ const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
 /** The library's WebCrypto type (the DOM's); node:crypto's webcrypto is that interface. */
 type GeneratorCrypto = NonNullable<Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[1]>
 
-export async function createSelfSignedCertificate(now: Date, ttlMs: number): Promise<Certificate> {
+/** `name`: the certificate's subject (and issuer), the local service's unless given. */
+export async function createSelfSignedCertificate(now: Date, ttlMs: number, name = 'CN=transferfs local service'): Promise<Certificate> {
   const crypto = webcrypto as unknown as GeneratorCrypto
   const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as unknown as x509.X509CertificateCreateSelfSignedParams['keys']
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     // Positive and of full length: the top bit clear, the next one set.
     serialNumber: ((randomBytes(1)[0]! & 0x3f) | 0x40).toString(16).padStart(2, '0') + randomBytes(15).toString('hex'),
-    name: 'CN=transferfs local service',
+    name,
     notBefore: new Date(now.getTime() - 60_000),
     notAfter: new Date(now.getTime() + ttlMs),
     signingAlgorithm: ALGORITHM,

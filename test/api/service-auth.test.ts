@@ -22,7 +22,7 @@ afterAll(async () => {
 
 /** Ask the service directly with a given logintoken, no refresh in between. */
 async function inboxWithToken(token: string): Promise<unknown> {
-  const transport = new Transport(DEFAULT_TIMEOUTS, h.ca, 1, DEFAULT_OFFLINE)
+  const transport = new Transport({ timeouts: DEFAULT_TIMEOUTS, ca: h.ca, connectionsPerOrigin: 1, offline: DEFAULT_OFFLINE })
   try {
     const api = new ApiCaller(transport, h.baseUrl, h.apiKey, DEFAULT_RETRY)
     return await api.call({ operation: 'inbox', method: 'GET', path: '/transfer/inbox', query: { take: 1 }, loginToken: token, idempotent: true })
