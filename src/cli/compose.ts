@@ -8,9 +8,11 @@ import path from 'node:path'
 import { TransferClient } from '../api/client.js'
 import { NotSignedInError } from '../api/errors.js'
 import type { ClientOptionsInput } from '../api/options.js'
+import { proxyRoutes } from '../api/proxy.js'
+import { pemCertificates, readSystemStore } from '../api/trust.js'
 import { FOLDER_FLAGS } from '../config/paths.js'
 import { silentLogger, type Logger } from '../fuse/log.js'
-import { flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings, type SettingTarget, type TargetOptions } from '../config/index.js'
+import { envName, flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings, type SettingTarget, type TargetOptions } from '../config/index.js'
 import type { ReachabilityState } from '../api/connectivity.js'
 import { ReadPath } from '../read/content.js'
 import type { ReadHealth } from '../read/read-log.js'
@@ -28,7 +30,7 @@ import { openDesktop, type MountDesktop } from '../desktop/mount-desktop.js'
 import { formatBytes } from './output/format.js'
 
 /** The settings that reach the service; login and logout take only these. */
-export const CONNECTION_KEYS: readonly SettingKey[] = ['apiUrl', 'apiKey', 'ca']
+export const CONNECTION_KEYS: readonly SettingKey[] = ['apiUrl', 'apiKey', 'ca', 'proxy']
 /** ms: how much sooner than the mount's read deadline the read path stops retrying. */
 const READ_ANSWER_MARGIN_MS = 500
 /** Folder of the read path's disk cache, inside the user cache folder. */
@@ -66,16 +68,32 @@ export function addSettingFlags(cmd: Command, keys?: readonly SettingKey[]): Com
   return cmd
 }
 
-/** The flags of `opts` that name settings, as arguments again (the background mount passes them on). */
+/** Settings that are, or hold, secrets: a process's arguments are readable by every user of the machine. */
+const keptOffCommandLine = (s: (typeof SETTINGS)[number]): boolean => Boolean(s.secret || s.redact)
+
+/**
+ * The flags of `opts` that name settings, as arguments again (the background mount passes
+ * them on), but for those holding secrets, which go in its environment (settingEnv).
+ */
 export function settingArgs(opts: Record<string, unknown>): string[] {
   const args: string[] = []
   for (const s of SETTINGS) {
     const v = opts[s.key]
-    if (v === undefined || v === false) continue
+    if (v === undefined || v === false || keptOffCommandLine(s)) continue
     if (v === true) args.push(flagName(s.key))
     else args.push(flagName(s.key), String(v))
   }
   return args
+}
+
+/** The flags of `opts` that hold secrets, as the environment variables that say the same. */
+export function settingEnv(opts: Record<string, unknown>): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const s of SETTINGS) {
+    const v = opts[s.key]
+    if (typeof v === 'string' && keptOffCommandLine(s)) env[envName(s.key)] = v
+  }
+  return env
 }
 
 function required(settings: Settings, key: 'apiUrl' | 'apiKey'): string {
@@ -87,21 +105,32 @@ function required(settings: Settings, key: 'apiUrl' | 'apiKey'): string {
   return v
 }
 
-/** A client of the service with the session in the token file. */
-export async function createClient(loaded: LoadedSettings, extra: Partial<ClientOptionsInput> = {}): Promise<TransferClient> {
+/**
+ * A client of the service with the session in the token file, trusting the system's
+ * certificate store and `ca`, through the proxy the settings and `env` name.
+ */
+export async function createClient(loaded: LoadedSettings, extra: Partial<ClientOptionsInput> = {}, env: NodeJS.ProcessEnv = process.env): Promise<TransferClient> {
   const { settings } = loaded
+  // Mistakes in what the user gave (a file, a variable, a URL) are settings errors: exit 2, never a retry.
+  const given = async <T>(what: () => T | Promise<T>, prefix = ''): Promise<T> => {
+    try {
+      return await what()
+    } catch (err) {
+      throw new SettingsError(`${prefix}${(err as Error).message}`)
+    }
+  }
   let ca: string | undefined
   if (settings.ca) {
-    try {
-      ca = await readFile(settings.ca, 'utf8')
-    } catch (err) {
-      throw new SettingsError(`${flagName('ca')} ${settings.ca}: ${(err as Error).message}`)
-    }
+    const file = settings.ca
+    ca = await given(() => readFile(file, 'utf8'), `${flagName('ca')} ${file}: `)
+    if (pemCertificates(ca).length === 0) throw new SettingsError(`${flagName('ca')} ${file}: no certificate in it (a PEM file is wanted: -----BEGIN CERTIFICATE-----)`)
   }
   return new TransferClient({
     apiUrl: required(settings, 'apiUrl'),
     apiKey: required(settings, 'apiKey'),
     ca,
+    systemCa: await given(() => readSystemStore(env)),
+    proxy: await given(() => proxyRoutes(settings.proxy, env)),
     tokenFile: loaded.tokenFile,
     ...extra,
   })
@@ -183,6 +212,8 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
     await client.close()
     throw new NotSignedInError(NOT_SIGNED_IN)
   }
+  const routes = client.options.proxy
+  if (routes?.https) log.info(`connections to the service go through the proxy ${routes.https.label}${routes.noProxy ? `, but for no_proxy's hosts (${routes.noProxy})` : ''}`)
   const sentLog = new FileSentLog(path.join(loaded.folders.data, SENT_FILE))
   // A fresh log object per listing: another process (the sender) may have appended since.
   const catalog = new ServiceCatalog(client, { list: () => new FileSentLog(sentLog.file).list() })

@@ -35,7 +35,7 @@ export function fileValue(s: SettingSpec, raw: string): unknown {
 }
 
 function shown(s: SettingSpec, value: unknown): string {
-  if (value === null || value === undefined || s.secret) return displayValue(s.key, value)
+  if (value === null || value === undefined || s.secret || s.redact) return displayValue(s.key, value)
   if (s.kind === 'bytes' && typeof value === 'number') return `${formatBytes(value)}`
   if (s.kind === 'ms' && typeof value === 'number') return value % 1000 === 0 ? `${value / 1000}s` : `${value}ms`
   if (s.unit && s.unit !== 'count' && s.kind === 'int') return `${String(value)} ${s.unit}`
@@ -79,7 +79,7 @@ async function show(opts: CommonOptions): Promise<void> {
     writeJson({
       configFile: loaded.configFile, tokenFile: loaded.tokenFile, folders: loaded.folders,
       settings: Object.fromEntries(rows.map(({ s, value }) => [s.key, {
-        value: s.secret && value !== null ? '********' : value, source: loaded.sources[s.key], flag: flagName(s.key), env: envName(s.key),
+        value: value !== null && (s.secret || s.redact) ? displayValue(s.key, value) : value, source: loaded.sources[s.key], flag: flagName(s.key), env: envName(s.key),
         default: s.secret ? null : s.default, unit: s.unit || null, description: s.description,
       }])),
     })
@@ -132,7 +132,7 @@ export function register(program: Command): void {
       const obj = await readConfigObject(file)
       obj[s.key] = stored
       await writeConfigObject(file, obj)
-      process.stdout.write(`${s.key} = ${s.secret ? '********' : JSON.stringify(stored)} in ${file}\n`)
+      process.stdout.write(`${s.key} = ${s.secret ? '********' : JSON.stringify(s.redact ? displayValue(s.key, stored) : stored)} in ${file}\n`)
       if (process.env[envName(s.key)]) process.stderr.write(`note: ${envName(s.key)} is set in the environment and takes precedence over the file\n`)
     }))
 

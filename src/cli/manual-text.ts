@@ -1,6 +1,8 @@
 // The sections of transferfs(1) that no command definition holds: what the mount looks
 // like, its files and variables, the exit codes and how to mount at login or at boot.
 // Names that the code defines (files, variables, exit codes) are taken from it.
+import { DIRECT, PROXY_VARIABLES } from '../api/proxy.js'
+import { CERT_VARIABLES, DISTRIBUTION_BUNDLES } from '../api/trust.js'
 import { CONFIG_FILE_NAME, envName, FOLDER_FLAGS, SETTINGS, TOKEN_FILE_NAME } from '../config/index.js'
 import { SENT_FILE } from '../send/open-outbox.js'
 import { STATUS_JSON_FILE } from '../send/status-file.js'
@@ -86,10 +88,35 @@ export function environment(): string {
       `${bold('XDG_CONFIG_HOME')}, ${bold('XDG_CACHE_HOME')}, ${bold('XDG_DATA_HOME')}`,
       roff`Where the config, cache and data folders are when the variables above are not set (FILES).`,
     ),
+    item(
+      names(PROXY_VARIABLES.https),
+      roff`The HTTP proxy of https:// addresses (every address of the service), read as ${page('curl', 1)} reads it:`
+        + roff` ${italic('http://user:password@host:port')} (Basic credentials; a ${bold('@')} or ${bold(':')} in them is written ${bold('%40')}, ${bold('%3A')}),`
+        + roff` ${italic('https://')} for a proxy spoken to over TLS, port 1080 when none is given. Every connection, file bytes`
+        + roff` included, goes through it as a CONNECT tunnel. The ${bold('proxy')} setting, when set, is used instead (${bold(DIRECT)}: no proxy).`,
+    ),
+    item(names(PROXY_VARIABLES.http), roff`The same for http:// addresses.`),
+    item(
+      names(PROXY_VARIABLES.noProxy),
+      roff`Hosts reached without the proxy, separated by commas: a name covers the hosts below it (${bold('example.com')} and ${bold('.example.com')}`
+        + roff` both cover ${bold('files.example.com')}), an address or a range such as ${bold('10.0.0.0/8')} covers those addresses, ${bold('host:port')}`
+        + roff` that port only, and ${bold('*')} alone every host. It applies to the ${bold('proxy')} setting too.`,
+    ),
+    item(
+      `${bold(CERT_VARIABLES.file)}, ${bold(CERT_VARIABLES.dir)}`,
+      roff`Where the system's certificate store is, as OpenSSL reads them: a PEM bundle, and folders of certificates named by their`
+        + roff` hash (${page('openssl-rehash', 1)}). When neither is set, the distribution's bundle: ${DISTRIBUTION_BUNDLES.slice(0, 2).map((b) => bold(b)).join(' or ')}.`
+        + roff` The authorities trusted are Node's own, the store's and those of the ${bold('ca')} setting, together.`,
+    ),
     item(bold('NO_COLOR'), roff`When set and not empty, no colours.`),
     item(bold('FORCE_COLOR'), roff`When set, not empty and not 0, colours even where the output is not a terminal.`),
     item(bold('TERM'), roff`When ${bold('dumb')}, no colours.`),
   ].join('\n')
+}
+
+/** A variable's spellings, as the list names them: "https_proxy, HTTPS_PROXY". */
+function names(variables: readonly string[]): string {
+  return variables.map((v) => bold(v)).join(', ')
 }
 
 export function exitStatus(): string {

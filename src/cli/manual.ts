@@ -87,7 +87,7 @@ function settings(program: Command): string {
     const flag = option ? help.optionTerm(option) : flagName(s.key)
     // The option's description is the setting's, with its default as --help shows it.
     const said = option ? help.optionDescription(option) : s.description
-    const notes = [s.default === null ? '(default: not set)' : '', s.secret ? 'Secret: never shown or logged.' : ''].filter(Boolean).join(' ')
+    const notes = [s.default === null ? '(default: not set)' : '', s.secret ? 'Secret: never shown or logged.' : '', s.redact ? 'Its password is never shown or logged.' : ''].filter(Boolean).join(' ')
     // .br first: a key narrower than the indent would otherwise share its line with the flag.
     return item(bold(s.key), ['.br', `${term(flag)}, ${bold(envName(s.key))}`, '.br', text(notes ? `${said} ${notes}` : said)].join('\n'))
   })

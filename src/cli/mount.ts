@@ -12,7 +12,7 @@ import { runMount } from '../fuse/lifecycle.js'
 import { loadFuse } from '../fuse/addon.js'
 import { checkMountPoint } from '../fuse/mount.js'
 import { stderrLogger } from '../fuse/log.js'
-import { addSettingFlags, composeMount, MOUNT_LOG_FILE, settingArgs } from './compose.js'
+import { addSettingFlags, composeMount, MOUNT_LOG_FILE, settingArgs, settingEnv } from './compose.js'
 
 interface MountOptions extends Record<string, unknown> {
   foreground?: boolean
@@ -54,6 +54,7 @@ async function mountBackground(dir: string, opts: MountOptions): Promise<void> {
   if (!script) throw new Error('cannot tell which script to start the mount daemon with')
   const { pid } = await startBackgroundMount({
     args: [script, 'mount', dir, '--foreground', ...settingArgs(opts)],
+    env: { ...process.env, ...settingEnv(opts) },
     logFile,
     readyTimeoutMs: READY_TIMEOUT_MS,
   })

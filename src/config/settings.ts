@@ -1,6 +1,7 @@
 // Every setting of transferfs in one place (rclone's options struct): its default,
 // its unit, its flag and its environment variable. Resolution order, highest first:
 // command-line flags > TRANSFERFS_* environment > config file > defaults.
+import { proxyForDisplay } from '../api/proxy.js'
 import { DEFAULT_READ_OPTIONS, type ReadOptions } from '../read/options.js'
 import { DEFAULT_SEND_OPTIONS, type SendOptions } from '../send/options.js'
 import { VFS_DEFAULTS, type VfsSettings } from '../vfs/settings.js'
@@ -24,6 +25,8 @@ export interface Settings {
   apiKey: string | null
   /** Path to a PEM file of extra certificate authorities to trust (the local service's CA). */
   ca: string | null
+  /** URL of the HTTP proxy every connection goes through, over HTTPS_PROXY and HTTP_PROXY; `direct`: none. Its password is never shown. */
+  proxy: string | null
   /** Let other users see the mount (needs user_allow_other in /etc/fuse.conf when not root). */
   allowOther: boolean
   /** bytes: size of one HTTP Range fetch and of one cache entry. */
@@ -85,6 +88,8 @@ export interface SettingSpec {
   description: string
   /** Never printed or logged. */
   secret?: boolean
+  /** How a value with a secret part (a password in a URL) is shown instead. */
+  redact?: (value: string) => string
   /**
    * The module whose option of the same name this setting is (its default is that
    * module's own); the command line builds the module's options from these rows.
@@ -101,15 +106,19 @@ type TargetsOf<K extends SettingKey> = {
   [T in SettingTarget]: K extends keyof TargetOptions[T] ? (Settings[K] extends TargetOptions[T][K] ? T : never) : never
 }[SettingTarget]
 
-function spec<K extends SettingKey>(key: K, kind: Kind, def: Settings[K], unit: string, description: string, more: { secret?: boolean; feeds?: TargetsOf<K> } = {}): SettingSpec {
-  return { key, kind, nullable: def === null, default: def, unit, description, secret: more.secret ?? false, ...(more.feeds ? { feeds: more.feeds } : {}) }
+function spec<K extends SettingKey>(key: K, kind: Kind, def: Settings[K], unit: string, description: string, more: { secret?: boolean; redact?: (value: string) => string; feeds?: TargetsOf<K> } = {}): SettingSpec {
+  return {
+    key, kind, nullable: def === null, default: def, unit, description, secret: more.secret ?? false,
+    ...(more.redact ? { redact: more.redact } : {}), ...(more.feeds ? { feeds: more.feeds } : {}),
+  }
 }
 
 /** The table of all settings; flags and env names derive from the key (apiUrl → --api-url, TRANSFERFS_API_URL). */
 export const SETTINGS: readonly SettingSpec[] = [
   spec('apiUrl', 'string', null, 'URL', 'base URL of the Transfer Service API'),
   spec('apiKey', 'string', null, '', 'API key (x-api-key)', { secret: true }),
-  spec('ca', 'string', null, 'path', 'PEM file of extra certificate authorities to trust'),
+  spec('ca', 'string', null, 'path', 'PEM file of certificate authorities to trust besides the system\'s and Node\'s own'),
+  spec('proxy', 'string', null, 'URL', 'HTTP proxy of every connection, http://[user:password@]host:port (direct: none), over HTTPS_PROXY and HTTP_PROXY; NO_PROXY still applies', { redact: proxyForDisplay }),
   spec('allowOther', 'bool', false, '', 'let other users reach the mount: they read what its modes allow and write nothing of the account\'s'),
   spec('chunkSize', 'bytes', DEFAULT_READ_OPTIONS.chunkSize, 'bytes', 'size of one ranged fetch and cache entry', { feeds: 'read' }),
   spec('memoryCacheBytes', 'bytes', DEFAULT_READ_OPTIONS.memoryCacheBytes, 'bytes', 'memory for read buffers: cached blocks, pieces being fetched and hashed, blocks waiting for the disk cache', { feeds: 'read' }),
@@ -261,5 +270,6 @@ export function displayValue(key: SettingKey, value: unknown): string {
   const s = SETTINGS.find((x) => x.key === key)
   if (value === null || value === undefined) return '(not set)'
   if (s?.secret) return '********'
+  if (s?.redact) return s.redact(String(value))
   return String(value)
 }

@@ -163,10 +163,8 @@ describe('when the proxy fails, the error names it and says what happened, at on
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
     const { port } = silent.address() as { port: number }
     try {
-      const started = Date.now()
       const err = await failure(() => clientVia({ HTTPS_PROXY: `http://127.0.0.1:${port}` }, { connectMs: 500 }).download.pumpRange(file.downloadurl, 0, 10, () => undefined))
       expect(err.message).toBe(`cannot reach the proxy http://127.0.0.1:${port} (HTTPS_PROXY): no answer to CONNECT within 500 ms (UND_ERR_HEADERS_TIMEOUT)`)
-      expect(Date.now() - started).toBeLessThan(5000)
     } finally {
       for (const s of held) s.destroy()
       silent.close()

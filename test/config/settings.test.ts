@@ -20,7 +20,7 @@ const MiB = 1024 * 1024
 describe('settings', () => {
   it('has the documented defaults', () => {
     expect(DEFAULT_SETTINGS).toMatchObject({
-      apiUrl: null, apiKey: null, ca: null, allowOther: false, chunkSize: 50 * MiB, memoryCacheBytes: 512 * MiB,
+      apiUrl: null, apiKey: null, ca: null, proxy: null, allowOther: false, chunkSize: 50 * MiB, memoryCacheBytes: 512 * MiB,
       diskCacheBytes: 10 * 1024 * MiB, listingTtlMs: 30_000, maxConcurrentFetches: 4, settleMs: 3000,
       message: null, days: null, notify: null, confirmation: null, password: null, logLevel: 'info',
     })
@@ -68,6 +68,8 @@ describe('settings', () => {
     expect(displayValue('password', 'p')).toBe('********')
     expect(displayValue('apiUrl', 'https://x/api')).toBe('https://x/api')
     expect(displayValue('days', null)).toBe('(not set)')
+    // The proxy's address is worth seeing, its password never.
+    expect(displayValue('proxy', 'http://ann:pw-1@proxy.corp:3128')).toBe('http://ann:********@proxy.corp:3128')
   })
 })
 

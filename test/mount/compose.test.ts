@@ -1,9 +1,9 @@
 // The command line's flags come from the settings table: every setting has its flag on
 // `mount`, the fixed names are there, and what the background mount passes on to its
-// daemon parses back to the same values.
+// daemon parses back to the same values, the secrets through its environment.
 import { Command } from 'commander'
 import { describe, expect, it } from 'vitest'
-import { addSettingFlags, CONNECTION_KEYS, settingArgs } from '../../src/cli/compose.js'
+import { addSettingFlags, CONNECTION_KEYS, settingArgs, settingEnv } from '../../src/cli/compose.js'
 import { register as registerMount } from '../../src/cli/mount.js'
 import { flagName, resolveSettings, SETTINGS } from '../../src/config/index.js'
 
@@ -28,7 +28,7 @@ describe('setting flags', () => {
 
   it('login and logout take only the connection settings (and the folders, like every command)', () => {
     const cmd = addSettingFlags(new Command('login'), CONNECTION_KEYS)
-    expect(cmd.options.map((o) => o.long).sort()).toEqual(['--api-key', '--api-url', '--ca', '--cache-dir', '--config-dir', '--data-dir'])
+    expect(cmd.options.map((o) => o.long).sort()).toEqual(['--api-key', '--api-url', '--ca', '--cache-dir', '--config-dir', '--data-dir', '--proxy'])
   })
 
   it('flags resolve like the environment, and settingArgs passes them on unchanged', () => {
@@ -38,5 +38,12 @@ describe('setting flags', () => {
     expect(parse(settingArgs(opts))).toEqual(opts)
     // A switch that is off is not passed at all.
     expect(settingArgs(parse([]))).toEqual([])
+  })
+
+  it('settings holding secrets reach the background mount through its environment, never its command line (which every user can read)', () => {
+    const opts = parse(['--api-key', 'k-1', '--proxy', 'http://ann:pw@proxy:3128', '--password', 'tr-pw', '--chunk-size', '8M'])
+    expect(settingArgs(opts)).toEqual(['--chunk-size', '8M'])
+    expect(settingEnv(opts)).toEqual({ TRANSFERFS_API_KEY: 'k-1', TRANSFERFS_PROXY: 'http://ann:pw@proxy:3128', TRANSFERFS_PASSWORD: 'tr-pw' })
+    expect(resolveSettings({ flags: parse(settingArgs(opts)), env: settingEnv(opts) }).settings).toMatchObject(resolveSettings({ flags: opts }).settings)
   })
 })

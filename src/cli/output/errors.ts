@@ -2,7 +2,7 @@
 // it for a person), a hint saying what to do when there is one, and the exit code of
 // exit-codes.ts. Commander's own usage errors exit with EXIT.usage too.
 import type { Command } from 'commander'
-import { ERROR_CODE, errorCodeOf } from '../../api/errors.js'
+import { ERROR_CODE, errorCodeOf, ProxyError } from '../../api/errors.js'
 import { isUntrustedCertificate } from '../../api/failure.js'
 import { CliError, EXIT, exitCodeOf, isAbort } from './exit-codes.js'
 import { styleFor } from './style.js'
@@ -13,7 +13,13 @@ export function hintFor(err: unknown): string | null {
   const code = exitCodeOf(err)
   const message = err instanceof Error ? err.message : ''
   if (isUntrustedCertificate(err)) {
-    return 'the service\'s certificate is not trusted here: give the certificate of the authority that signed it with --ca FILE or TRANSFERFS_CA=FILE (or `transferfs config set ca FILE`)'
+    return 'on Debian and Ubuntu, copy the authority\'s certificate (PEM, named *.crt) into /usr/local/share/ca-certificates/ and run `sudo update-ca-certificates`; or give it with --ca FILE or TRANSFERFS_CA=FILE (`transferfs config set ca FILE` keeps it)'
+  }
+  const proxy = proxyErrorOf(err)
+  if (proxy) {
+    if (proxy.status === 407 || proxy.status === 401) return 'give the proxy\'s user name and password in its URL: --proxy http://user:password@host:port, TRANSFERFS_PROXY or HTTPS_PROXY (a password with @ or : in it is written %40, %3A)'
+    if (proxy.status !== null && proxy.status < 500) return 'the proxy does not allow this connection: ask its administrator, or list the service\'s host in NO_PROXY if it can be reached without the proxy'
+    return 'check the proxy\'s address (--proxy, TRANSFERFS_PROXY, HTTPS_PROXY; `transferfs config`) and that it is running, or list the service\'s host in NO_PROXY if it can be reached without it'
   }
   if (code === EXIT.unreachable) {
     const kind = errorCodeOf(err)
@@ -25,6 +31,12 @@ export function hintFor(err: unknown): string | null {
     return 'sign in again with `transferfs login --email <address>`, or check the API key (`transferfs config`)'
   }
   if (code === EXIT.notFound) return 'check the id; `transferfs inbox` lists the transfers you received'
+  return null
+}
+
+/** The proxy's failure behind `err` (itself, or what made the client offline), if any. */
+function proxyErrorOf(err: unknown): ProxyError | null {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) if (e instanceof ProxyError) return e
   return null
 }
 
