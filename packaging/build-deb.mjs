@@ -34,9 +34,10 @@ function run(cmd, argv, opts = {}) {
   return execFileSync(cmd, argv, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20, ...opts })
 }
 
+/** The last commit's time; outside a git checkout (an unpacked tarball), package.json's. */
 function sourceDateEpoch() {
   try {
-    return run('git', ['log', '-1', '--format=%ct']).trim()
+    return run('git', ['log', '-1', '--format=%ct'], { stdio: ['ignore', 'pipe', 'ignore'] }).trim()
   } catch {
     return String(Math.floor(statSync(path.join(ROOT, 'package.json')).mtimeMs / 1000))
   }

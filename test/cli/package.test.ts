@@ -5,17 +5,15 @@
 // refuses and names the command to run.
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
-import { copyFile, mkdir, readdir } from 'node:fs/promises'
+import { mkdir, readdir } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isMounted, run, tempDir, unmountAll, waitFor, type RunResult } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
+import { copyCleanCheckout } from '../support/clean-copy.js'
 import { bytes, putTransfer } from './harness.js'
 import { serviceClient } from '../mount/harness.js'
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 let service: TestService
 let work = ''
 let tarball = ''
@@ -38,13 +36,7 @@ beforeAll(async () => {
   service = await startTestService()
   work = await tempDir('transferfs-test-pack-')
   // As a clean clone has it: the repository's files, no node_modules, no build, no addons.
-  const clone = path.join(work, 'clone')
-  const files = (await run('git', ['-C', REPO, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'])).stdout.split('\0').filter(Boolean)
-  for (const file of files) {
-    if (!existsSync(path.join(REPO, file))) continue
-    await mkdir(path.dirname(path.join(clone, file)), { recursive: true })
-    await copyFile(path.join(REPO, file), path.join(clone, file))
-  }
+  const clone = await copyCleanCheckout(path.join(work, 'clone'))
   const pack = await run('npm', ['pack', '--pack-destination', work], { timeoutMs: 400_000, cwd: clone })
   if (pack.code !== 0) throw new Error(`npm pack in a clean clone: ${pack.stderr}`)
   tarball = path.join(work, (await readdir(work)).find((n) => n.endsWith('.tgz'))!)
@@ -66,6 +58,7 @@ describe('the package', () => {
     expect(list).toContain('patches/fuse-native+2.2.6.patch')
     expect(list).toContain('prebuilds/linux-x64/libfuse.so.2.node')
     expect(list).toContain('prebuilds/linux-x64/libfuse3.so.3.node')
+    expect(list).toContain('prebuilds/linux-x64/libfuse3.so.4.node')
     expect(list.filter((l) => l.startsWith('test/'))).toEqual([])
     expect(list.filter((l) => l.endsWith('.ts') && !l.endsWith('.d.ts'))).toEqual([])
   })
