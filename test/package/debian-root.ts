@@ -12,14 +12,9 @@ import { chmod, copyFile, mkdir, mkdtemp, readFile, readlink, rename, rm, stat, 
 import os from 'node:os'
 import path from 'node:path'
 import { parseMountInfo } from '../../src/fuse/mountinfo.js'
+import { collectGroup, type GroupResult } from '../support/process-group.js'
 
-export interface RootRunResult {
-  /** The exit code; -1 when killed by a signal or not started. */
-  code: number
-  stdout: string
-  stderr: string
-  timedOut: boolean
-}
+export type RootRunResult = GroupResult
 
 export interface RootRunOptions {
   /** Run as this user of the root (its name; uid and gid as the root's passwd has them); default root. */
@@ -53,40 +48,7 @@ export function missingHostTools(): string[] {
 }
 
 function exec(cmd: string, args: string[], timeoutMs = 60_000): Promise<RootRunResult> {
-  return collect(spawn(cmd, args, { env: { ...process.env, PATH: HOST_PATH }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }), timeoutMs)
-}
-
-function collect(child: ChildProcess, timeoutMs: number, input?: string): Promise<RootRunResult> {
-  return new Promise((resolve) => {
-    const out: Buffer[] = []
-    const err: Buffer[] = []
-    child.stdout?.on('data', (b: Buffer) => out.push(b))
-    child.stderr?.on('data', (b: Buffer) => err.push(b))
-    let timedOut = false
-    const timer = setTimeout(() => {
-      timedOut = true
-      try {
-        // Its process group: nsenter, and what it started in the namespace.
-        process.kill(-child.pid!, 'SIGKILL')
-      } catch {
-        child.kill('SIGKILL')
-      }
-    }, timeoutMs)
-    let settled = false
-    const finish = (code: number, extra = ''): void => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      const stderr = Buffer.concat(err).toString('utf8') + extra + (timedOut ? `\n[killed after ${timeoutMs} ms]` : '')
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr, timedOut })
-    }
-    child.on('error', (e) => finish(-1, `[did not start: ${e.message}]`))
-    child.on('close', (code) => finish(code ?? -1))
-    if (child.stdin) {
-      child.stdin.on('error', () => {})
-      child.stdin.end(input ?? '')
-    }
-  })
+  return collectGroup(spawn(cmd, args, { env: { ...process.env, PATH: HOST_PATH }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }), timeoutMs, undefined, cmd)
 }
 
 /**
@@ -211,7 +173,7 @@ export class DebianRoot {
   run(command: string[], opts: RootRunOptions = {}): Promise<RootRunResult> {
     this.assertOpen()
     const child = spawn('nsenter', this.argv(command, opts), { env: { PATH: HOST_PATH }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
-    return collect(child, opts.timeoutMs ?? 60_000, opts.input)
+    return collectGroup(child, opts.timeoutMs ?? 60_000, opts.input)
   }
 
   /** Starts command in the root and leaves it running (close() ends it). */

@@ -10,6 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseMountInfo } from '../../src/fuse/mountinfo.js'
+import { collectGroup, type GroupResult } from './process-group.js'
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -23,15 +24,7 @@ export interface NormalUser {
   home: string
 }
 
-export interface RunAsResult {
-  /** The exit code; -1 when the process was ended by a signal (see signal) or could not start. */
-  code: number
-  stdout: string
-  stderr: string
-  signal: NodeJS.Signals | null
-  /** True when the timeout ended it. */
-  timedOut: boolean
-}
+export type RunAsResult = GroupResult
 
 export interface RunAsOptions {
   /** Added to the clean environment (and winning over it). */
@@ -209,48 +202,16 @@ export function runAs(user: NormalUser, command: string, args: string[] = [], op
     if (value === undefined) delete env[key]
     else env[key] = value
   }
-  const timeoutMs = opts.timeoutMs ?? 60_000
-  return new Promise((resolve) => {
-    const child = spawn(command, args, {
-      uid: user.uid,
-      gid: user.gid,
-      cwd: opts.cwd ?? user.home,
-      env,
-      // Its own process group, so a timeout ends what it started in the foreground too.
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
-    const out: Buffer[] = []
-    const err: Buffer[] = []
-    child.stdout.on('data', (b: Buffer) => out.push(b))
-    child.stderr.on('data', (b: Buffer) => err.push(b))
-    let timedOut = false
-    const timer = setTimeout(() => {
-      timedOut = true
-      try {
-        process.kill(-child.pid!, 'SIGKILL')
-      } catch {
-        child.kill('SIGKILL')
-      }
-    }, timeoutMs)
-    let settled = false
-    const finish = (code: number, signal: NodeJS.Signals | null, extra = ''): void => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      resolve({
-        code,
-        signal,
-        timedOut,
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8') + extra + (timedOut ? `\n[killed after ${timeoutMs} ms]` : ''),
-      })
-    }
-    child.on('error', (e) => finish(-1, null, `[${command} did not start: ${e.message}]`))
-    child.on('close', (code, signal) => finish(code ?? -1, signal))
-    child.stdin.on('error', () => {})
-    child.stdin.end(opts.input ?? '')
+  const child = spawn(command, args, {
+    uid: user.uid,
+    gid: user.gid,
+    cwd: opts.cwd ?? user.home,
+    env,
+    // Its own process group, so a timeout ends what it started in the foreground too.
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
   })
+  return collectGroup(child, opts.timeoutMs ?? 60_000, opts.input, command)
 }
 
 /**
