@@ -63,6 +63,7 @@ export const TEST_TOOLS = [
   // The proxy tests start a proxy of their own: Debian's tinyproxy-bin is the program
   // without the system service (the tinyproxy package would start one on port 8888).
   { command: 'tinyproxy', apt: ['tinyproxy-bin'], dnf: 'tinyproxy', why: 'the proxy tests start one of their own' },
+  { command: 'ss', apt: ['iproute2'], dnf: 'iproute', why: 'the proxy mount test sees which process holds each connection' },
   { command: 'openssl', apt: ['openssl'], dnf: 'openssl', why: 'the trust test names certificates by their hash with it' },
 ]
 

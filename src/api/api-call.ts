@@ -1,7 +1,7 @@
 // One JSON operation on {base_url}: x-api-key always, the logintoken when given, the
 // body as JSON, the envelope parsed, and the retry policy applied.
 import { parseEnvelope } from './envelope.js'
-import { isUnreachable } from './failure.js'
+import { isUnreachable, needsNewSettings } from './failure.js'
 import type { Transport } from './http.js'
 import type { RetryOptions } from './options.js'
 import { buildQuery, HEADER } from './protocol.js'
@@ -43,8 +43,10 @@ export class ApiCaller {
     return withRetry(
       async () => {
         const res = await this.transport.requestText({ url, method: c.method, headers, body, signal: c.signal }).catch((err: unknown) => {
-          // Offline, a listing or a command fails at once instead of waiting out its retries.
-          throw this.transport.connectivity.online || !isUnreachable(err) ? err : this.transport.connectivity.offlineError()
+          // Offline, a listing or a command fails at once instead of waiting out its retries;
+          // what only new settings cure says so itself (it is not retried either).
+          const asIs = this.transport.connectivity.online || !isUnreachable(err) || needsNewSettings(err)
+          throw asIs ? err : this.transport.connectivity.offlineError()
         })
         return parseEnvelope<T>(c.operation, res.status, res.headers, res.text)
       },

@@ -5,7 +5,7 @@
 // listing) fail at once, and a background probe with backoff finds the service again,
 // after which everything works without a remount.
 import { OfflineError } from './errors.js'
-import { isUnreachable } from './failure.js'
+import { isUnreachable, needsNewSettings } from './failure.js'
 import type { OfflineOptions } from './options.js'
 import { backoffDelay } from './retry.js'
 
@@ -65,7 +65,8 @@ export class Connectivity {
   failed(origin: string, err: unknown): void {
     if (!isUnreachable(err)) return
     this.lastOrigin = origin
-    this.failures++
+    // One is enough where nothing but new settings can help: waiting for more only delays the word.
+    this.failures = needsNewSettings(err) ? Math.max(this.failures + 1, this.options.afterFailures) : this.failures + 1
     if (this.state.online && this.failures >= this.options.afterFailures) {
       this.lastError = err
       this.set({ online: false, since: Date.now(), reason: err instanceof Error ? err.message : String(err) })

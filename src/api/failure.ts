@@ -58,6 +58,14 @@ export function isUntrustedCertificate(err: unknown): boolean {
 }
 
 /**
+ * A failure only a change of settings cures (a certificate authority to trust, the proxy's
+ * credentials): trying again, now or later, meets the same.
+ */
+export function needsNewSettings(err: unknown): boolean {
+  return isUntrustedCertificate(err) || isProxyRefusal(err)
+}
+
+/**
  * The proxy said no to the tunnel itself (credentials wanted, a port it does not allow):
  * it says the same on every try. A 5xx is the proxy failing to reach the service, which
  * may pass like any outage.
@@ -99,8 +107,7 @@ export function classify(kind: CallKind, err: unknown): Verdict {
   if (err instanceof NetworkError) {
     // Offline is the verdict of several failures already; the probe, not each caller, tries again.
     if (err instanceof OfflineError) return { retry: false, refusal: false }
-    // An untrusted certificate, or a proxy that will not open the tunnel, stays so: a setting has to change.
-    if (isUntrustedCertificate(err) || isProxyRefusal(err)) return { retry: false, refusal: false }
+    if (needsNewSettings(err)) return { retry: false, refusal: false }
     if (kind === 'create') return { retry: isNotSent(err), refusal: false }
     return { retry: true, refusal: false }
   }

@@ -214,6 +214,11 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
   }
   const routes = client.options.proxy
   if (routes?.https) log.info(`connections to the service go through the proxy ${routes.https.label}${routes.noProxy ? `, but for no_proxy's hosts (${routes.noProxy})` : ''}`)
+  // Why reads answer "Host is down" (a proxy, a certificate, the service itself), in the log once.
+  client.connectivity.onChange((state) => {
+    if (state.online) log.info('the service can be reached again')
+    else log.warn(`the service cannot be reached: ${state.reason ?? 'no reason given'}`)
+  })
   const sentLog = new FileSentLog(path.join(loaded.folders.data, SENT_FILE))
   // A fresh log object per listing: another process (the sender) may have appended since.
   const catalog = new ServiceCatalog(client, { list: () => new FileSentLog(sentLog.file).list() })

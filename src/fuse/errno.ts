@@ -1,6 +1,7 @@
 // The one place where errors become errno. The core throws FsError (a POSIX code it
 // chose) or the client's errors; everything else is a bug and answers EIO.
 import { ERROR_CODE, errorCodeOf, NetworkError, ServiceError } from '../api/errors.js'
+import { needsNewSettings } from '../api/failure.js'
 import { FsError, type FsErrorCode } from '../vfs/core.js'
 
 /** Linux errno values (positive); the adapter answers their negation. */
@@ -45,7 +46,9 @@ function serviceErrno(err: ServiceError): number {
 /**
  * Positive errno for any thrown value, chosen from its code. Offline answers "Host is
  * down" so that a user tells "the service cannot be reached, try later" from a damaged or
- * missing file; faults that outlasted the deadline and bytes that never verified are EIO.
+ * missing file, and so does a service that cannot be reached as configured (a certificate
+ * not trusted, a proxy refusing its credentials); faults that outlasted the deadline and
+ * bytes that never verified are EIO.
  */
 export function errnoOf(err: unknown): number {
   if (err instanceof FsError) return FS_CODES[err.code] ?? ERRNO.EIO
@@ -54,6 +57,8 @@ export function errnoOf(err: unknown): number {
       return serviceErrno(err as ServiceError)
     case ERROR_CODE.offline:
       return ERRNO.EHOSTDOWN
+    case ERROR_CODE.network:
+      return needsNewSettings(err) ? ERRNO.EHOSTDOWN : ERRNO.EIO
     case ERROR_CODE.unsupported:
       return ERRNO.EOPNOTSUPP
     default:

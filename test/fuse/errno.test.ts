@@ -1,7 +1,7 @@
 // Pure logic of the adapter: errno mapping, the exactly-once numeric answer, mountinfo parsing.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { DeadlineError, IntegrityError, NetworkError, OfflineError, ServiceError, UnsupportedError } from '../../src/api/errors.js'
+import { DeadlineError, IntegrityError, NetworkError, OfflineError, ProxyError, ServiceError, UnsupportedError } from '../../src/api/errors.js'
 import { FuseAdapter } from '../../src/fuse/adapter.js'
 import { ERRNO, errnoOf } from '../../src/fuse/errno.js'
 import { parseMountInfo } from '../../src/fuse/mountinfo.js'
@@ -21,6 +21,10 @@ describe('errnoOf', () => {
     expect(errnoOf(new IntegrityError('bad', 'a', 'b'))).toBe(ERRNO.EIO)
     expect(errnoOf(new DeadlineError('still failing', { cause: new ServiceError('x', 503, null) }))).toBe(ERRNO.EIO)
     expect(errnoOf(new OfflineError('unreachable', 'OFFLINE'))).toBe(ERRNO.EHOSTDOWN)
+    // Unreachable as configured: only new settings help.
+    expect(errnoOf(new NetworkError('untrusted', 'SELF_SIGNED_CERT_IN_CHAIN'))).toBe(ERRNO.EHOSTDOWN)
+    expect(errnoOf(new ProxyError('credentials', null, 'http://p:1 (HTTPS_PROXY)', 407))).toBe(ERRNO.EHOSTDOWN)
+    expect(errnoOf(new ProxyError('down', 'ECONNREFUSED', 'http://p:1 (HTTPS_PROXY)'))).toBe(ERRNO.EIO)
     expect(errnoOf(new UnsupportedError('2fa'))).toBe(ERRNO.EOPNOTSUPP)
     expect(errnoOf(new TypeError('bug'))).toBe(ERRNO.EIO)
     expect(errnoOf(undefined)).toBe(ERRNO.EIO)
