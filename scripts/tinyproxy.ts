@@ -19,6 +19,8 @@ export interface ProxyOptions {
 
 export interface RunningProxy {
   port: number
+  /** The proxy's process (for its CPU seconds). */
+  pid: number
   /** Its URL, with `credentials` (user:password, as they go into a URL) when given. */
   url(credentials?: string): string
   /** The host:port of every CONNECT in its log so far, in order. */
@@ -89,6 +91,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   const log = async () => (await all()).slice(from)
   return {
     port,
+    pid: child.pid!,
     url: (credentials) => `http://${credentials ? `${credentials}@` : ''}127.0.0.1:${port}`,
     log,
     connects: async () => (await log()).flatMap((l) => /\bCONNECT (\S+) HTTP/.exec(l)?.[1] ?? []),

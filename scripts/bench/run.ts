@@ -3,9 +3,11 @@
 // the same run (curl of the same bytes, the service's own latency, the null filesystem of
 // null-fs.ts, the client's direct upload): read.ts (sequential reads, `transferfs download`,
 // parallel readers, a slow link), random.ts (fio, first bytes), reread.ts (our caches after
-// a remount), listing.ts (find over a large inbox, ls -l of a wide folder), send.ts.
+// a remount), listing.ts (find over a large inbox, ls -l of a wide folder), send.ts, proxy.ts
+// (cold reads through an HTTP proxy / straight to the service).
 await import('./read.js')
 await import('./random.js')
 await import('./reread.js')
 await import('./listing.js')
 await import('./send.js')
+await import('./proxy.js')
