@@ -1,16 +1,18 @@
 // The client through a real HTTP proxy (Debian's tinyproxy, Basic authentication), against
 // the real local service: API calls, uploads, range streams (still decrypted straight into
-// the sink's memory inside the tunnel) and connections opened ahead all go through it;
-// each way a proxy fails is an error that names it and says what happened, at once;
+// the sink's memory inside the tunnel) and connections opened ahead all go through it, and
+// through an https:// proxy too (TLS to the proxy, the service's inside); each way a proxy fails is an error that names it and says what happened, at once;
 // no_proxy sends connections straight to the service.
 import { randomBytes } from 'node:crypto'
-import { createServer, type Server, type Socket } from 'node:net'
+import { connect, createServer, type Server, type Socket } from 'node:net'
+import { createServer as createTlsServer } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TransferClient } from '../../src/api/client.js'
 import { NetworkError, ProxyError } from '../../src/api/errors.js'
 import { isUnreachable } from '../../src/api/failure.js'
 import { proxyRoutes } from '../../src/api/proxy.js'
 import type { FileDto } from '../../src/api/types.js'
+import { createSelfSignedCertificate } from '../../src/emulator/cert.js'
 import { freePort, startProxy, type RunningProxy } from '../../scripts/tinyproxy.js'
 import { waitFor } from '../support/mount.js'
 import { startHarness, type Harness } from './harness.js'
@@ -99,6 +101,32 @@ describe('through a proxy with Basic authentication', () => {
     expect(Buffer.concat(parts).equals(data.subarray(0, 4096))).toBe(true)
     // The read took the connection opened ahead.
     expect((await proxy.connects()).length).toBe(2)
+  })
+
+  it('an https:// proxy: TLS to the proxy, and the service\'s TLS inside that', async () => {
+    // The proxy behind a TLS front of its own, its certificate trusted as `ca` like the service's.
+    const front = await createSelfSignedCertificate(new Date(), 86_400_000, 'CN=the proxy\'s front')
+    const server = createTlsServer({ cert: front.certPem, key: front.keyPem }, (outside) => {
+      const inside = connect(proxy.port, '127.0.0.1')
+      outside.pipe(inside).pipe(outside)
+      const end = () => { outside.destroy(); inside.destroy() }
+      outside.on('error', end).on('close', end)
+      inside.on('error', end).on('close', end)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = server.address() as { port: number }
+      await proxy.clearLog()
+      const client = h.client({ ca: `${h.ca}${front.certPem}`, proxy: proxyRoutes(null, { HTTPS_PROXY: `https://${CREDENTIALS}@127.0.0.1:${port}` }) })
+      await client.auth.login(h.user.email, h.user.password)
+      const parts: Buffer[] = []
+      await client.download.pumpRange(file.downloadurl, 0, data.length, (bytes) => void parts.push(Buffer.from(bytes)))
+      expect(Buffer.concat(parts).equals(data)).toBe(true)
+      expect(await proxy.connects()).toEqual(expect.arrayContaining([apiHost, fileHost]))
+      await client.close()
+    } finally {
+      server.close()
+    }
   })
 
   it('no_proxy naming the service: straight to it, the proxy sees nothing', async () => {
