@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { connect, createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { PROXY_VARIABLES } from '../src/api/proxy.js'
 
 export interface ProxyOptions {
   /** Basic authentication: CONNECT without these answers 407. tinyproxy takes letters, digits and - . _ in both. */
@@ -30,6 +31,16 @@ export interface RunningProxy {
   /** What connects() and log() see starts after the lines so far. */
   clearLog(): Promise<void>
   stop(): Promise<void>
+}
+
+/**
+ * `env` without the proxy variables: the local service runs on this machine, where the
+ * proxy a developer's desktop is set up for cannot reach it. A test or benchmark that wants
+ * a proxy sets one of its own.
+ */
+export function withoutProxyVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const names = new Set<string>([...PROXY_VARIABLES.https, ...PROXY_VARIABLES.http, ...PROXY_VARIABLES.noProxy])
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !names.has(name)))
 }
 
 /** A port nothing listens on now (the kernel's pick); the proxy is started on it at once. */

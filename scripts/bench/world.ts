@@ -15,6 +15,7 @@ import type { ServiceAnnouncement, Transfer } from '../../src/api/types.js'
 import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
 import { unmountWithHelper } from '../../src/fuse/mount-helper.js'
+import { withoutProxyVariables } from '../tinyproxy.js'
 
 export const MB = 1e6
 export const MiB = 1024 * 1024
@@ -175,7 +176,7 @@ export async function withBenchWorld(
   const mountDir = path.join(home, 'mnt')
   const { child, service } = await startServiceProcess(home, options.demo ?? false)
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...withoutProxyVariables(process.env),
     TRANSFERFS_API_URL: service.baseUrl, TRANSFERFS_API_KEY: service.apiKey, TRANSFERFS_CA: service.ca,
     TRANSFERFS_CONFIG_DIR: path.join(home, 'config'), TRANSFERFS_CACHE_DIR: path.join(home, 'cache'), TRANSFERFS_DATA_DIR: path.join(home, 'data'),
     ...options.env,

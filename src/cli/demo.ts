@@ -5,6 +5,7 @@
 import type { Command } from 'commander'
 import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { DIRECT } from '../api/proxy.js'
 import { loadSettings } from '../config/index.js'
 import { DEMO_PASSWORD } from '../emulator/demo-content.js'
 import { startService } from '../emulator/index.js'
@@ -69,8 +70,9 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     await rm(serviceDir, { recursive: true, force: true }).catch(() => {})
   }
   try {
+    // The service is on this machine, where a proxy the desktop is set up for cannot reach it.
     const settings = await loadSettings(
-      { apiUrl: service.baseUrl, apiKey: service.apiKey, ca: service.ca },
+      { apiUrl: service.baseUrl, apiKey: service.apiKey, ca: service.ca, proxy: DIRECT },
       env,
     )
     const client = await createClient(settings)

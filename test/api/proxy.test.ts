@@ -1,8 +1,9 @@
 // The client through a real HTTP proxy (Debian's tinyproxy, Basic authentication), against
 // the real local service: API calls, uploads, range streams (still decrypted straight into
 // the sink's memory inside the tunnel) and connections opened ahead all go through it, and
-// through an https:// proxy too (TLS to the proxy, the service's inside); each way a proxy fails is an error that names it and says what happened, at once;
-// no_proxy sends connections straight to the service.
+// through an https:// proxy too (TLS to the proxy, the service's inside); each way a proxy
+// fails is an error that names it and says what happened, at once; no_proxy sends
+// connections straight to the service.
 import { randomBytes } from 'node:crypto'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { createServer as createTlsServer } from 'node:tls'

@@ -5,9 +5,15 @@ import { Agent, request } from 'undici'
 import type { ServiceAnnouncement, TransferState } from '../../src/api/types.js'
 import type { Counters as ServiceCounters, FaultSpec, RouteName, Throttle } from '../../src/emulator/faults.js'
 import { startService, type ServiceOptions } from '../../src/emulator/index.js'
+import { withoutProxyVariables } from '../../scripts/tinyproxy.js'
 import type { NewUser as EmulatorNewUser } from '../../src/emulator/store.js'
 
 export type { FaultSpec, RouteName } from '../../src/emulator/faults.js'
+
+// The commands and mounts the tests start inherit this environment; the proxy a developer's
+// desktop is set up for cannot reach the service on this machine. Tests of proxies set their own.
+const kept = withoutProxyVariables(process.env)
+for (const name of Object.keys(process.env)) if (!(name in kept)) delete process.env[name]
 
 export interface MailEntry {
   kind: 'recipient' | 'confirmation' | 'forward' | 'download-first' | 'download-summary'
