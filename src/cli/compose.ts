@@ -132,6 +132,9 @@ export async function createClient(loaded: LoadedSettings, extra: Partial<Client
     systemCa: await given(() => readSystemStore(env)),
     proxy: await given(() => proxyRoutes(settings.proxy, env)),
     tokenFile: loaded.tokenFile,
+    // A connection per fetch for its range stream and one for its pieces' GetRangeHash calls:
+    // with undici's pool at 8 per origin, a cold read's hashes alone opened 8.
+    connectionsPerOrigin: Math.max(1, settings.maxConcurrentFetches),
     ...extra,
   })
 }

@@ -5,6 +5,15 @@
 // doubling); having read R bytes in sequence, the prefetch keeps 2R ahead (up to
 // prefetchBytes). A jump away starts a new run, so random reads stay small and a peek at a
 // file's first bytes costs one head fetch.
+//
+// What counts as a jump: the kernel's readahead has up to max_background requests of up to
+// 1 MiB in flight at once (16 MiB with the mount's settings), and libfuse's threads hand
+// them on in any order, so a read of a run may arrive well behind its furthest read (12 MiB
+// at a 4 MiB readahead) or ahead of it by as much. Taken for jumps, such reads cancelled the
+// run's prefetch, and the reads that followed fetched those bytes again: a cold `cat` at a
+// 4 MiB readahead fetched 1.2× the file and the service hashed 1.7×. So a read anywhere
+// between the run's start and the bytes it keeps fetched ahead is the run's own; only a read
+// outside that, by more than the slack, starts a new run.
 
 export interface AccessPolicy {
   /** Bytes of a fetch for a read outside any run (and the smallest fetch). */
@@ -20,6 +29,8 @@ export interface AccessPolicy {
 export class AccessPattern {
   /** End of the furthest read of the current run; -1 before the first read. */
   private highWater = -1
+  /** Start of the current run's first read (the lowest a read of the run may come back to). */
+  private runStart = 0
   /** Bytes read in the current run (the first read of a run included). */
   private runBytes = 0
   /** Bytes of the next fetch of the run. */
@@ -31,15 +42,18 @@ export class AccessPattern {
 
   /** Records a read; true when it continues the current run, false when it starts a new one. */
   observe(position: number, length: number): boolean {
+    const { sequentialSlack } = this.policy
     const sequential =
       this.highWater >= 0 &&
-      position >= this.highWater - this.policy.sequentialSlack &&
-      position <= this.highWater + this.policy.sequentialSlack
+      position >= Math.min(this.runStart, this.highWater - sequentialSlack) &&
+      position <= this.highWater + Math.max(sequentialSlack, this.lookahead)
     if (sequential) {
       this.highWater = Math.max(this.highWater, position + length)
+      this.runStart = Math.min(this.runStart, position)
       this.runBytes += length
     } else {
       this.highWater = position + length
+      this.runStart = position
       this.runBytes = length
       this.window = this.policy.headSize
     }

@@ -120,6 +120,19 @@ describe('access pattern', () => {
     expect(p.lookahead).toBe(0)
   })
 
+  it('reads of a run that arrive far behind its furthest read, or ahead within its lookahead, stay in the run', () => {
+    const p = new AccessPattern(policy)
+    for (let pos = 0; pos < 32 * MiB; pos += MiB) p.observe(pos, MiB)
+    // Kernel readahead answered out of order: 12 MiB behind, past the 2 MiB slack.
+    expect(p.observe(20 * MiB, 512 * KiB)).toBe(true)
+    // Ahead of the furthest read by more than the slack, inside the bytes kept fetched ahead.
+    expect(p.observe(44 * MiB, MiB)).toBe(true)
+    expect(p.lookahead).toBeGreaterThan(0)
+    // Before the run's start, or past its lookahead, is a jump.
+    expect(p.observe(500 * MiB, MiB)).toBe(false)
+    expect(p.observe(400 * MiB, MiB)).toBe(false)
+  })
+
   it('random reads never earn a bigger fetch (property)', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 1, maxLength: 50 }), (slots) => {
