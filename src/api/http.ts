@@ -11,7 +11,7 @@ import type { Dispatcher } from 'undici'
 import { Connectivity } from './connectivity.js'
 import { connectionError, NetworkError } from './errors.js'
 import type { ClientOptions } from './options.js'
-import { DIRECT_ROUTES, proxyFor, type Proxy } from './proxy.js'
+import { DIRECT_ROUTES, proxyFor, type ProxyServer } from './proxy.js'
 import { NotPlainRange, RangeSockets, type BodySink } from './range-sockets.js'
 import { trustingContext } from './trust.js'
 import { tunnelConnector, Tunnels } from './tunnel.js'
@@ -83,7 +83,7 @@ export class Transport {
   }
 
   /** The proxy a connection to `url`'s origin goes through, or null: direct. */
-  private proxyOf(url: URL): Proxy | null {
+  private proxyOf(url: URL): ProxyServer | null {
     return proxyFor(this.options.proxy ?? DIRECT_ROUTES, url)
   }
 

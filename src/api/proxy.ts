@@ -19,7 +19,7 @@ export const DIRECT = 'direct'
 /** curl's ports for a proxy URL that names none: 1080 for http://, 443 for https://. */
 const DEFAULT_PROXY_PORT: Record<string, number> = { 'http:': 1080, 'https:': 443 }
 
-export interface Proxy {
+export interface ProxyServer {
   /** scheme://host:port of the proxy: an https: one is spoken to over TLS. */
   origin: string
   /** What messages call it: its origin (never the credentials) and where it was set. */
@@ -30,9 +30,9 @@ export interface Proxy {
 
 export interface ProxyRoutes {
   /** The proxy of https:// addresses; null: direct. */
-  https: Proxy | null
+  https: ProxyServer | null
   /** The proxy of http:// addresses; null: direct. */
-  http: Proxy | null
+  http: ProxyServer | null
   /** Hosts reached directly, as no_proxy lists them. */
   noProxy: string
 }
@@ -56,7 +56,7 @@ function firstSet(env: Environment, names: readonly string[]): { name: string; v
  * proxies are spoken to. A TypeError says what is wrong without repeating the value,
  * which may hold a password.
  */
-export function parseProxy(text: string, source: string): Proxy {
+export function parseProxy(text: string, source: string): ProxyServer {
   const raw = text.trim()
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`
   let url: URL
@@ -104,7 +104,7 @@ export function proxyRoutes(setting: string | null, env: Environment): ProxyRout
 }
 
 /** The proxy a connection to `url`'s origin goes through, or null: direct. */
-export function proxyFor(routes: ProxyRoutes, url: URL): Proxy | null {
+export function proxyFor(routes: ProxyRoutes, url: URL): ProxyServer | null {
   const proxy = url.protocol === 'https:' ? routes.https : url.protocol === 'http:' ? routes.http : null
   if (!proxy) return null
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80))

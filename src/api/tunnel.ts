@@ -10,7 +10,7 @@ import type { Socket } from 'node:net'
 import type { SecureContext } from 'node:tls'
 import { Pool, type buildConnector, type Dispatcher } from 'undici'
 import { ProxyError } from './errors.js'
-import type { Proxy } from './proxy.js'
+import type { ProxyServer } from './proxy.js'
 
 export interface TunnelOptions {
   /** TLS to an https:// proxy trusts what connections to the service trust. */
@@ -30,7 +30,7 @@ export class Tunnels {
    * A tunnel through `proxy` to hostname:port: a socket that carries the origin's bytes as
    * they are. ProxyError when it cannot be had; the caller's abort as it is.
    */
-  async open(proxy: Proxy, hostname: string, port: number, signal?: AbortSignal): Promise<Socket> {
+  async open(proxy: ProxyServer, hostname: string, port: number, signal?: AbortSignal): Promise<Socket> {
     const target = `${hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname}:${port}`
     let answer: Dispatcher.ConnectData
     try {
@@ -61,7 +61,7 @@ export class Tunnels {
     for (const pool of pools) void pool.destroy().catch(() => undefined)
   }
 
-  private pool(proxy: Proxy): Pool {
+  private pool(proxy: ProxyServer): Pool {
     let pool = this.pools.get(proxy.origin)
     if (!pool) {
       if (this.closed) throw new ProxyError('the client is closed', 'CLIENT_CLOSED', proxy.label)
@@ -78,7 +78,7 @@ export class Tunnels {
  * origin on it with `tls` (the connector a direct connection would use, so both trust
  * the same roots and keep the same deadline).
  */
-export function tunnelConnector(tunnels: Tunnels, proxy: Proxy, tls: buildConnector.connector): buildConnector.connector {
+export function tunnelConnector(tunnels: Tunnels, proxy: ProxyServer, tls: buildConnector.connector): buildConnector.connector {
   return (options, callback) => {
     const port = Number(options.port || (options.protocol === 'https:' ? 443 : 80))
     tunnels.open(proxy, options.hostname, port).then(
@@ -88,14 +88,14 @@ export function tunnelConnector(tunnels: Tunnels, proxy: Proxy, tls: buildConnec
   }
 }
 
-function unreachable(proxy: Proxy, err: unknown, connectMs: number): ProxyError {
+function unreachable(proxy: ProxyServer, err: unknown, connectMs: number): ProxyError {
   const e = err as { code?: string; message?: string } | null
   const code = e?.code ?? null
   const why = code === 'UND_ERR_HEADERS_TIMEOUT' ? `no answer to CONNECT within ${connectMs} ms` : (e?.message ?? String(err))
   return new ProxyError(`cannot reach the proxy ${proxy.label}: ${why}${code ? ` (${code})` : ''}`, code, proxy.label, null, { cause: err })
 }
 
-function refused(proxy: Proxy, target: string, status: number): ProxyError {
+function refused(proxy: ProxyServer, target: string, status: number): ProxyError {
   // Some proxies (tinyproxy) answer credentials they refuse with 401 rather than 407.
   if (status === 407 || status === 401) {
     const message = proxy.authorization
