@@ -11,9 +11,10 @@
 // them on in any order, so a read of a run may arrive well behind its furthest read (12 MiB
 // at a 4 MiB readahead) or ahead of it by as much. Taken for jumps, such reads cancelled the
 // run's prefetch, and the reads that followed fetched those bytes again: a cold `cat` at a
-// 4 MiB readahead fetched 1.2× the file and the service hashed 1.7×. So a read anywhere
-// between the run's start and the bytes it keeps fetched ahead is the run's own; only a read
-// outside that, by more than the slack, starts a new run.
+// 4 MiB readahead fetched 1.2× the file and the service hashed 1.7×. So a read within the
+// run's lookahead of its furthest read, behind or ahead (the bytes the run keeps fetched
+// ahead are more than the kernel has in flight), is the run's own; a run without a lookahead
+// yet has the slack. A reader going back further than that has left the run.
 
 export interface AccessPolicy {
   /** Bytes of a fetch for a read outside any run (and the smallest fetch). */
@@ -29,8 +30,6 @@ export interface AccessPolicy {
 export class AccessPattern {
   /** End of the furthest read of the current run; -1 before the first read. */
   private highWater = -1
-  /** Start of the current run's first read (the lowest a read of the run may come back to). */
-  private runStart = 0
   /** Bytes read in the current run (the first read of a run included). */
   private runBytes = 0
   /** Bytes of the next fetch of the run. */
@@ -42,18 +41,13 @@ export class AccessPattern {
 
   /** Records a read; true when it continues the current run, false when it starts a new one. */
   observe(position: number, length: number): boolean {
-    const { sequentialSlack } = this.policy
-    const sequential =
-      this.highWater >= 0 &&
-      position >= Math.min(this.runStart, this.highWater - sequentialSlack) &&
-      position <= this.highWater + Math.max(sequentialSlack, this.lookahead)
+    const reach = Math.max(this.policy.sequentialSlack, this.lookahead)
+    const sequential = this.highWater >= 0 && position >= this.highWater - reach && position <= this.highWater + reach
     if (sequential) {
       this.highWater = Math.max(this.highWater, position + length)
-      this.runStart = Math.min(this.runStart, position)
       this.runBytes += length
     } else {
       this.highWater = position + length
-      this.runStart = position
       this.runBytes = length
       this.window = this.policy.headSize
     }

@@ -120,7 +120,7 @@ describe('access pattern', () => {
     expect(p.lookahead).toBe(0)
   })
 
-  it('reads of a run that arrive far behind its furthest read, or ahead within its lookahead, stay in the run', () => {
+  it('reads of a run that arrive far behind its furthest read or far ahead, within its lookahead, stay in the run', () => {
     const p = new AccessPattern(policy)
     for (let pos = 0; pos < 32 * MiB; pos += MiB) p.observe(pos, MiB)
     // Kernel readahead answered out of order: 12 MiB behind, past the 2 MiB slack.
@@ -128,9 +128,12 @@ describe('access pattern', () => {
     // Ahead of the furthest read by more than the slack, inside the bytes kept fetched ahead.
     expect(p.observe(44 * MiB, MiB)).toBe(true)
     expect(p.lookahead).toBeGreaterThan(0)
-    // Before the run's start, or past its lookahead, is a jump.
+    // Further than its lookahead, ahead or back, is a jump.
     expect(p.observe(500 * MiB, MiB)).toBe(false)
     expect(p.observe(400 * MiB, MiB)).toBe(false)
+    // Back to a file's start from 200 MiB in, past the 100 MiB kept ahead.
+    for (let pos = 0; pos < 200 * MiB; pos += MiB) p.observe(pos, MiB)
+    expect(p.observe(0, MiB)).toBe(false)
   })
 
   it('random reads never earn a bigger fetch (property)', () => {
