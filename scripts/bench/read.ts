@@ -17,9 +17,13 @@
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Transfer } from '../../src/api/types.js'
-import { cliEntry, cpuSeconds, fileOnMount, GiB, MB, mbps, MiB, peakRssMiB, perGiB, ratio, resetPeakRss, RSS_BOUND_MIB, sh, verifiedFetchFloor, withBenchWorld, withNullFs } from './world.js'
+import { cliEntry, type Counters, cpuSeconds, fileOnMount, GiB, MB, mbps, MiB, peakRssMiB, perGiB, ratio, resetPeakRss, RSS_BOUND_MIB, sh, verifiedFetchFloor, withBenchWorld, withNullFs } from './world.js'
 
 const LINK = 12.5 * MB
+
+/** What the service did for a read of 1 GiB: bytes served and hashed per file byte, requests, connections. */
+const counted = (c: Counters) =>
+  `${ratio(c.bytesServed / GiB)}, ${ratio(c.bytesHashed / GiB)}, ${c.routes.download ?? 0} + ${c.routes.rangehash ?? 0}, ${c.fileConnections}`
 /** The burst of the target's link (a token bucket's). */
 const BURST = 256 * 1024
 
@@ -82,9 +86,11 @@ await withBenchWorld('read', {}, async (w) => {
   // the O_DIRECT figure; the null filesystem's two reads in this run are shown beside it.
   process.stderr.write('cold sequential read of 1 GiB through the mount, O_DIRECT reader...\n')
   const directFile = await fileOnMount(mountDir, oneDirect!)
+  await service.control('POST', '/counters/reset')
   const cpuD0 = await cpuSeconds(pid)
   const direct = await sh('dd', [`if=${directFile}`, 'of=/dev/null', 'bs=1M', 'iflag=direct'])
   const mountDirectCpu = (await cpuSeconds(pid)) - cpuD0
+  const directServed = await service.counters()
   const nullCpu = await withNullFs(w.home, [['f', 'a.bin', GiB], ['f', 'b.bin', GiB]], async (dir, nullPid) => {
     const cpuOf = async (file: string, flags: string[]) => {
       const c0 = await cpuSeconds(nullPid)
@@ -95,6 +101,7 @@ await withBenchWorld('read', {}, async (w) => {
   })
   rows.push(
     ['cold sequential 1 GiB via mount, O_DIRECT reader', mbps(GiB, direct.ms)],
+    ['  served / file, hashed / file, range GETs + GetRangeHash, TLS connections', counted(directServed)],
     ['  CPU: mount', perGiB(mountDirectCpu, GiB)],
     ['  mount CPU / floor CPU (target <= 1.5)', ratio(mountDirectCpu / floor.cpuS)],
     ['  null filesystem, 1 GiB from RAM: buffered, O_DIRECT reader', `${perGiB(nullCpu.buffered, GiB)}, ${perGiB(nullCpu.direct, GiB)}`],
@@ -154,5 +161,23 @@ await withBenchWorld('read', {}, async (w) => {
       [`  the same from a server that closes connections, 20 ms, hash 300 MB/s${burstBytes ? '' : ', the link without a burst'}`, `${mbps(slowBytes, unlike.ms)}, requests ${JSON.stringify(unlikeRoutes)}`],
       [burstBytes ? '  / the link (target >= 0.95)' : '  / the link', ratio(slowBytes / (unlike.ms / 1000) / LINK)],
     )
+  }
+
+  // A buffered `cat` of a cold 1 GiB file at each readahead the kernel may be given: its own
+  // default (0: 128 KiB), 2 MiB, the mount's default 4 MiB, and 1 GiB (the kernel takes any
+  // value). Each on a fresh mount and a file not read before. The kernel's readahead requests
+  // arrive several at a time and out of order; each byte should still be served and hashed once.
+  const readaheads = [0, 2048, 4096, 1024 * 1024]
+  const catFiles = await service.seed(readaheads.length, { fileSize: GiB, subjectPrefix: 'Cat GiB' })
+  for (const [i, kb] of readaheads.entries()) {
+    process.stderr.write(`cold cat of 1 GiB at readAheadKb ${kb}...\n`)
+    await w.unmount()
+    w.env.TRANSFERFS_READ_AHEAD_KB = String(kb)
+    await w.mount()
+    const file = await fileOnMount(mountDir, catFiles[i]!)
+    await service.control('POST', '/counters/reset')
+    const cat = await sh('bash', ['-c', 'cat "$1" > /dev/null', 'bash', file])
+    const c = await service.counters()
+    rows.push([`cold cat 1 GiB, readAheadKb ${kb}: speed; served / file, hashed / file, range GETs + GetRangeHash, TLS connections`, `${mbps(GiB, cat.ms)}; ${counted(c)}`])
   }
 })

@@ -99,6 +99,8 @@ export interface Counters {
   routes: Record<string, number>
   bytesServed: number
   bytesHashed: number
+  /** TLS connections the file server accepted. */
+  fileConnections: number
   inFlight: number
 }
 
