@@ -13,7 +13,9 @@
 // - four cold readers at four offsets of the 2 GiB file / four curl range streams together;
 // - a sequential read through the service's throttle (12.5 MB/s, a 256 KiB burst) / its rate, from this
 //   service and from one unlike it, and from that one through the rate without a burst;
-// - the mount's peak RSS in each workload against memoryCacheBytes + 150 MiB.
+// - the mount's peak RSS in each workload against memoryCacheBytes + 150 MiB;
+// - a cold `cat` of 1 GiB at readahead 0 (the kernel's), 2 MiB, 4 MiB and 1 GiB, each on a fresh
+//   mount: bytes served and hashed per file byte, requests and TLS connections.
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Transfer } from '../../src/api/types.js'

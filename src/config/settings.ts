@@ -137,6 +137,10 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec('confirmation', 'bool', DEFAULT_SEND_OPTIONS.confirmation, '', 'e-mail the sender when a transfer is complete', { feeds: 'send' }),
   spec('password', 'string', DEFAULT_SEND_OPTIONS.password, '', 'password protecting sent transfers', { feeds: 'send', secret: true }),
   spec('logLevel', 'choice', 'info', '', 'error, warn, info or debug'),
+  // 4 MiB: four of libfuse 3's 1 MiB requests at once, which hide a slow answer (design.md,
+  // "Reads"). Since reads of the kernel's readahead are taken in any order, a cold read fetches
+  // each byte once at any readahead, and 0, 2 MiB, 4 MiB and 16 MiB to 1 GiB measured alike here
+  // (performance.md, "The kernel's readahead out of order"): nothing above 4 MiB was faster.
   spec('readAheadKb', 'int', 4096, 'KiB', 'kernel readahead of the mount (root only; 0 = kernel default)'),
   spec('maxBackground', 'int', 16, 'count', 'FUSE requests in flight in the background (readahead), given to the kernel at mount; 0 = kernel default'),
   spec('fuseLibrary', 'choice', 'auto', '', 'FUSE library to mount with: auto (libfuse3 where it loads, else libfuse2), libfuse3 or libfuse2'),
