@@ -8,7 +8,9 @@
 // than the memory cache: IOPS, p50 and p99, and p50 against the service's own p50 for a
 // 1 MiB range; the first 4 KiB of a cold small file and at a cold offset of the 2 GiB file
 // through the service's throttle (12.5 MB/s shared, 20 ms per request), with the bytes the
-// service served for each; the mount's peak RSS against memoryCacheBytes + 150 MiB.
+// service served for each; the first 4 KiB and 4 KiB in the middle of a cold 16 MiB file
+// against curl of the same bytes, here and through that link with a 256 KiB burst; the
+// mount's peak RSS against memoryCacheBytes + 150 MiB.
 import { fileOnMount, GiB, MB, median, MiB, peakRssMiB, ratio, resetPeakRss, RSS_BOUND_MIB, sh, withBenchWorld } from './world.js'
 
 
@@ -17,6 +19,7 @@ await withBenchWorld('random', {}, async (w) => {
   process.stderr.write('seeding a 2 GiB file and a small one...\n')
   const [big] = await service.seed(1, { fileSize: 2 * GiB, subjectPrefix: 'Two GiB' })
   const [small, plain, other, strict] = await service.seed(4, { fileSize: 200_000, subjectPrefix: 'Small' })
+  const [mid, linked] = await service.seed(2, { fileSize: 16 * MiB, subjectPrefix: 'Sixteen MiB' })
   const pid = await w.mount()
   const bigFile = await fileOnMount(mountDir, big!)
   const smallFile = await fileOnMount(mountDir, small!)
@@ -28,6 +31,13 @@ await withBenchWorld('random', {}, async (w) => {
     return Math.min(...times)
   }
 
+  /** ms curl takes for 4 KiB of the transfer's file at `at`, best of three (a new connection each). */
+  const curlBytes = async (t: typeof small, at: number) => {
+    const times: number[] = []
+    for (let i = 0; i < 3; i++) times.push((await sh(w.curl[0]!, [...w.curl.slice(1), '-r', `${at}-${at + 4095}`, t!.files[0]!.downloadurl])).ms)
+    return Math.min(...times)
+  }
+
   // First bytes as the service serves them here, against curl of the same 4 KiB.
   const plainCurl = await curlFirst(plain)
   const plainFirst = await sh('head', ['-c', '4096', await fileOnMount(mountDir, plain!)])
@@ -35,6 +45,31 @@ await withBenchWorld('random', {}, async (w) => {
     ['first 4 KiB of a cold small file', `${plainFirst.ms.toFixed(0)} ms; curl of them ${plainCurl.toFixed(1)} ms`],
     ['  / curl (target <= 2)', ratio(plainFirst.ms / plainCurl)],
   )
+
+  // A peek at a cold file bigger than a block: its first 4 KiB (`head`) and 4 KiB in its
+  // middle (`dd skip=`), each against curl of the same bytes (best of three), here and
+  // through a 12.5 MB/s link with a 256 KiB burst and 20 ms per request; with the bytes the
+  // service served for each.
+  const peekAt = Math.floor(mid!.files[0]!.filesize! / 2 / 4096) * 4096
+  for (const [label, throttle, t] of [['here', null, mid], ['through 12.5 MB/s, 256 KiB burst, 20 ms', { bytesPerSecond: 12.5 * MB, latencyMs: 20, burstBytes: 256 * 1024 }, linked]] as const) {
+    if (throttle) await service.control('POST', '/throttle', throttle)
+    const file = await fileOnMount(mountDir, t!)
+    const headCurl = await curlBytes(t, 0)
+    await service.control('POST', '/counters/reset')
+    const head = await sh('head', ['-c', '4096', file])
+    const headBytes = (await service.counters()).bytesServed
+    const ddCurl = await curlBytes(t, peekAt)
+    await service.control('POST', '/counters/reset')
+    const dd = await sh('dd', [`if=${file}`, 'of=/dev/null', 'bs=4096', 'count=1', `skip=${peekAt / 4096}`])
+    const ddBytes = (await service.counters()).bytesServed
+    await service.control('DELETE', '/faults')
+    rows.push(
+      [`head -c 4096 of a cold 16 MiB file, ${label}`, `${head.ms.toFixed(1)} ms, ${(headBytes / 1024).toFixed(0)} KiB fetched; curl of them ${headCurl.toFixed(1)} ms`],
+      [`  / curl (target <= ${throttle ? '1.3' : '2'})`, ratio(head.ms / headCurl)],
+      [`dd of 4 KiB in its middle, ${label}`, `${dd.ms.toFixed(1)} ms, ${(ddBytes / 1024).toFixed(0)} KiB fetched; curl of them ${ddCurl.toFixed(1)} ms`],
+      [`  / curl (target <= ${throttle ? '1.3' : '2'})`, ratio(dd.ms / ddCurl)],
+    )
+  }
 
   // A server unlike ours (as an HTTP/1.0 server behind a slow link): every answer closes its
   // connection, 20 ms before each request, 12.5 MB/s, and a hash of 300 MB/s. The target's
