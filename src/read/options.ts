@@ -24,9 +24,10 @@ export interface ReadOptions {
    */
   blockSize: number
   /**
-   * Bytes: what the first read of a handle (and any random read) fetches, rounded up
-   * to whole blocks. Type sniffers and thumbnailers read a few KiB at the start of
-   * many files; this keeps each such peek at ~1 MiB instead of a 50 MiB chunk.
+   * Bytes: the head of a file, and what the first fetch of a run there fetches, rounded
+   * up to whole blocks (a run elsewhere starts with its reads' own spans). A small first
+   * read in the head (a type sniffer's or thumbnailer's peek) fetches only its own span
+   * (handle.ts); a reader going on through the head gets whole blocks from here.
    */
   headSize: number
   /**
