@@ -1,6 +1,7 @@
 // What the real-mount tests share: the local service, a transferfs account set up the
 // way a user would (TRANSFERFS_* environment, `transferfs login`), a mount daemon
 // running the real `mount` command, and the service's view of the inbox to compare with.
+import { createHash } from 'node:crypto'
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -9,6 +10,7 @@ import type { Transfer } from '../../src/api/types.js'
 import { afterAll, beforeAll } from 'vitest'
 import { run, startDaemon, tempDir, TS_REGISTER, unmountAll, type RunResult } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
+import { bytes, putTransfer } from '../cli/harness.js'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 /** The real entry point, run from TypeScript (src/version.ts finds package.json from src/ too). */
@@ -147,6 +149,35 @@ export function useDemoMount(options: { password?: string } = {}): DemoMount {
   })
   afterAll(async () => {
     await unmountAll()
+    await world.client?.close()
+    await world.service?.close()
+  })
+  return world
+}
+
+export interface OneFile {
+  service: TestService
+  client: TransferClient
+  transferId: string
+  /** The file's MD5, as the test wrote it. */
+  md5: string
+}
+
+/**
+ * A local service holding one transfer of one file of `size` bytes (made from `seed` with the
+ * CLI harness's `bytes`), started before the file's tests and ended after them: for tests that
+ * read one cold file through fresh mounts and count what the service served.
+ */
+export function useOneFile(name: string, size: number, seed: number, subject: string): OneFile {
+  const world = {} as OneFile
+  beforeAll(async () => {
+    world.service = await startTestService()
+    world.client = await serviceClient(world.service)
+    const data = bytes(size, seed)
+    world.md5 = createHash('md5').update(data).digest('hex')
+    world.transferId = (await putTransfer(world.client, [{ name, data }], { subject, to: [world.service.user.email] })).id
+  }, 300_000)
+  afterAll(async () => {
     await world.client?.close()
     await world.service?.close()
   })

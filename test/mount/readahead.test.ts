@@ -3,37 +3,17 @@
 // of order and, on libfuse 3, cut at odd sizes; whatever it sends, each byte is fetched once
 // and hashed once by the service, and the range streams reuse their connections. The
 // service's counters tell. Readahead above the kernel's default is set under /sys: as root.
-import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TransferClient } from '../../src/api/client.js'
+import { describe, expect, it } from 'vitest'
 import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
-import { bytes, putTransfer } from '../cli/harness.js'
 import { run, useMounts } from '../support/mount.js'
-import { startTestService, type TestService } from '../support/service.js'
-import { login, mount, serviceClient, useAccount } from './harness.js'
+import { login, mount, useAccount, useOneFile } from './harness.js'
 
 const MiB = 1024 * 1024
 const SIZE = 300 * MiB
 
-let service: TestService
-let client: TransferClient
-let transferId: string
-let md5: string
-
-beforeAll(async () => {
-  service = await startTestService()
-  client = await serviceClient(service)
-  const data = bytes(SIZE, 7)
-  md5 = createHash('md5').update(data).digest('hex')
-  transferId = (await putTransfer(client, [{ name: 'big.bin', data }], { subject: 'readahead', to: [service.user.email] })).id
-}, 300_000)
-
-afterAll(async () => {
-  await client?.close()
-  await service?.close()
-})
+const world = useOneFile('big.bin', SIZE, 7, 'readahead')
 
 useMounts()
 
@@ -48,20 +28,20 @@ describe('a buffered cold read at the kernel readahead the mount sets', () => {
   const sizes = [...new Set([DEFAULT_SETTINGS.readAheadKb, LARGEST_READ_AHEAD_KB])]
   it.runIf(root).each(sizes)('readAheadKb %i: every byte served once, hashed once, on few connections', async (kb) => {
     // A fresh account: a new mount (no page cache of the file) and an empty disk cache.
-    const account = await useAccount(service, { TRANSFERFS_READ_AHEAD_KB: String(kb) })
-    await login(service)
+    const account = await useAccount(world.service, { TRANSFERFS_READ_AHEAD_KB: String(kb) })
+    await login(world.service)
     await mount(account)
-    const file = path.join(account.mountDir, 'by-id', transferId, 'big.bin')
+    const file = path.join(account.mountDir, 'by-id', world.transferId, 'big.bin')
     expect((await run('stat', [file])).code).toBe(0)
     // The readahead the kernel really uses for this mount, or the test would prove nothing.
     const dev = (await run('mountpoint', ['-d', account.mountDir])).stdout.trim()
     expect(Number((await readFile(`/sys/class/bdi/${dev}/read_ahead_kb`, 'utf8')).trim())).toBe(kb)
 
-    await service.controls.resetCounters()
+    await world.service.controls.resetCounters()
     const r = await run('bash', ['-c', 'cat "$1" | md5sum', 'bash', file], { timeoutMs: 120_000 })
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout.split(' ')[0]).toBe(md5)
-    const c = await service.controls.counters()
+    expect(r.stdout.split(' ')[0]).toBe(world.md5)
+    const c = await world.service.controls.counters()
     const figures = { served: c.bytesServed / SIZE, hashed: c.bytesHashed / SIZE, connections: c.fileConnections }
     expect(figures.served, JSON.stringify(c)).toBeLessThanOrEqual(1.02)
     expect(figures.hashed, JSON.stringify(c)).toBeLessThanOrEqual(1.02)
