@@ -73,3 +73,56 @@ export interface ContentHandle {
   /** The handle is gone (release): stop its prefetch. */
   close(): void
 }
+
+/** A pin refused: the disk cache (or the disk) lacks `needed` more bytes for it. */
+export class NoRoomError extends Error {
+  readonly code = 'ENOSPC'
+  /** `message` says how much more room is needed and what the cache holds, e.g. "needs 1.2 GiB more room in the cache (diskCacheBytes 10 GiB, 9.1 GiB kept)". */
+  constructor(message: string, readonly needed: number) {
+    super(message)
+    this.name = 'NoRoomError'
+  }
+}
+
+/** How much of a file the cache holds. */
+export interface CachedShare {
+  bytes: number
+  size: number
+}
+
+/** What keeping files offline asks of the read path. */
+export interface CacheKeeping {
+  /** Bytes of the file's verified blocks in the disk cache now (memory-only blocks do not count: they do not survive). */
+  cachedBytes(file: RemoteFile): number
+  /** True while the file is kept. */
+  isKept(file: RemoteFile): boolean
+  /**
+   * Keeps the files: their blocks are never evicted, from now on and across mounts (the kept
+   * list is saved in the cache folder), and their whole size is set aside in the budget,
+   * fetched or not. All or none: when they do not all fit in diskCacheBytes less what is kept
+   * already, or in the disk's free space (less the margin the mount gives) plus the unkept
+   * cached bytes that could be evicted, throws NoRoomError and keeps none. Files kept already
+   * cost nothing more.
+   */
+  keep(files: readonly RemoteFile[]): Promise<void>
+  /** Kept no more: their cached blocks become ordinary cached blocks (evicted least recently used first). */
+  unkeep(files: readonly RemoteFile[]): Promise<void>
+  /**
+   * Fetches every block of a kept file that is not in the disk cache, verified through the
+   * same fetcher, hashes and caches as reads (a block in flight for a reader is joined, never
+   * fetched twice), below every read: it waits while any reader's fetch (demand or prefetch)
+   * is in flight or started in the last moment, and fetches in small runs (a few MiB) at
+   * BACKGROUND priority, one at a time, so an open file's reads go first. Resolves once every
+   * block is on disk (written, not merely fetched: a block the disk cache skipped for a full
+   * write backlog is written again). Follows the read path's failure policy: transient faults
+   * retried until the deadline, over and over while the signal is not aborted (a network loss
+   * pauses it; it goes on when the service is back); a definitive answer (a ServiceError such
+   * as the transfer gone) rejects at once. Rejects with the signal's reason when aborted.
+   * onProgress gets the file's bytes on disk after each run.
+   */
+  fetchAll(file: RemoteFile, options: { signal: AbortSignal; onProgress?: (bytesOnDisk: number) => void }): Promise<void>
+  /** Drops the cached blocks of a file that is not kept, from memory and disk; the bytes freed (0 for a kept file). */
+  free(file: RemoteFile): Promise<number>
+  /** The disk cache: bytes set aside for kept files (their whole size), other cached bytes, and the budget (diskCacheBytes). */
+  cacheUse(): { keptBytes: number; otherBytes: number; budgetBytes: number }
+}
