@@ -26,6 +26,8 @@ import type { RangeSource, RemoteFile } from './source.js'
 /** Priorities in the shared queue: a read someone waits for goes before a prefetch. */
 export const DEMAND = 1
 export const PREFETCH = 0
+/** Keeping files offline: below every reader's fetch, so an open file's reads go first. */
+export const BACKGROUND = -1
 
 type Settings = Pick<
   ReadOptions,
@@ -104,6 +106,10 @@ export class BlockFetcher {
   private readonly prefetchSlots: number
   private readonly hashes: RangeHashes
   readonly stats: FetchStats = { fetches: 0, spans: 0, bytesReceived: 0, mismatches: 0, retries: 0 }
+  /** Readers' fetches and random reads' spans under way: background fetches wait until there are none. */
+  private readonly foreground = new Set<object>()
+  /** ms since the epoch: when a reader's fetch or span last started or ended (0: never). */
+  lastForegroundAt = 0
 
   /** Fetches retrying now (for the status). */
   readonly retrying = new Set<Fetch>()
@@ -126,6 +132,11 @@ export class BlockFetcher {
     this.runDeps = {
       source, buffers, blockSize: settings.blockSize, stallTimeoutMs: settings.stallTimeoutMs, stats: this.stats,
     }
+  }
+
+  /** Readers' fetches and spans under way (BACKGROUND fetches not counted). */
+  get foregroundInFlight(): number {
+    return this.foreground.size
   }
 
   /** True when the block is being fetched. */
@@ -170,6 +181,7 @@ export class BlockFetcher {
       this.pending.set(blockKey(file.cacheKey, b), { promise, resolve, reject, fetch })
     }
     this.stats.fetches++
+    if (priority !== BACKGROUND) this.foregroundBegins(fetch)
     if (priority === DEMAND || this.prefetches < this.prefetchSlots) this.enqueue(fetch, priority)
     else {
       // Prefetches never take the last slot, so a read someone waits for never queues
@@ -227,6 +239,7 @@ export class BlockFetcher {
   private settle(fetch: Fetch, error: unknown): void {
     if (error !== null) this.failRemaining(fetch, error)
     fetch.done = true
+    if (this.foreground.delete(fetch)) this.lastForegroundAt = Date.now()
     fetch.owners.clear()
     if (this.retrying.delete(fetch)) {
       const t = fetch.trouble!
@@ -347,10 +360,20 @@ export class BlockFetcher {
    */
   verifiedSpan(file: RemoteFile, span: Span, signal: AbortSignal): Promise<Buffer[]> {
     this.stats.spans++
+    const token = {}
+    this.foregroundBegins(token)
     return readSpan({
       source: this.source, hashes: this.hashes, policy: this.policy, stats: this.stats, stallTimeoutMs: this.settings.stallTimeoutMs,
       deadlineMs: this.settings.deadlineMs, enqueue: (fn) => this.queue.add(fn, { priority: DEMAND, signal }),
-    }, file, span, signal)
+    }, file, span, signal).finally(() => {
+      this.foreground.delete(token)
+      this.lastForegroundAt = Date.now()
+    })
+  }
+
+  private foregroundBegins(work: object): void {
+    this.foreground.add(work)
+    this.lastForegroundAt = Date.now()
   }
 
   /** The piece's expected MD5, retried under the fetch's deadline; a failed try counts as the fetch's trouble. */
