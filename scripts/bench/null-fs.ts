@@ -8,11 +8,15 @@
 //
 // SPEC.json: {"entries": [["d", "inbox"], ["f", "inbox/a/b.bin", 1234], ...]}; a file's
 // bytes are the first `size` bytes of one shared buffer (as large as the largest file).
+// With "readAheadKb": n (root only) the mount gets that kernel readahead, as transferfs'
+// mount run as root gets its readAheadKb; without it, the kernel's own 128 KiB.
 import type FuseType from 'fuse-native'
 import { readFileSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { resolveSettings } from '../../src/config/settings.js'
 import { loadFuse } from '../../src/fuse/addon.js'
+import { findMount } from '../../src/fuse/mountinfo.js'
 
 // The FUSE library transferfs mounts with in the same run (TRANSFERFS_FUSE_LIBRARY), so both sides stand on the same one.
 const { Fuse, backend } = loadFuse(resolveSettings({ env: process.env }).settings.fuseLibrary)
@@ -23,7 +27,7 @@ if (!mountDir || !specFile) {
   process.stderr.write('usage: null-fs MOUNTDIR SPEC.json\n')
   process.exit(2)
 }
-const spec = JSON.parse(readFileSync(specFile, 'utf8')) as { entries: Array<['d', string] | ['f', string, number]> }
+const spec = JSON.parse(readFileSync(specFile, 'utf8')) as { entries: Array<['d', string] | ['f', string, number]>; readAheadKb?: number }
 
 interface Node {
   dir: boolean
@@ -91,12 +95,26 @@ const ops: FuseType.FuseOps = {
 
 // The options transferfs' mount uses for the kernel's caches (src/fuse/mount.ts).
 const fuse = new Fuse(path.resolve(mountDir), ops, { force: true, mkdir: true, autoUnmount: true, attrTimeout: 30, entryTimeout: 30, autoCache: true })
+/** The readahead the spec asks for, written where transferfs' mount writes its own (src/fuse/mount.ts). */
+async function applyReadahead(): Promise<void> {
+  if (!spec.readAheadKb) return
+  const m = await findMount(path.resolve(mountDir!))
+  if (!m) throw new Error(`${mountDir} is not in the mount table`)
+  await writeFile(`/sys/class/bdi/${m.major}:${m.minor}/read_ahead_kb`, String(spec.readAheadKb))
+}
+
 fuse.mount((err) => {
   if (err) {
     process.stderr.write(`null-fs: ${err.message}\n`)
     process.exit(1)
   }
-  process.stdout.write(`ready (${backend})\n`)
+  applyReadahead().then(
+    () => process.stdout.write(`ready (${backend})\n`),
+    (e: Error) => {
+      process.stderr.write(`null-fs: readahead: ${e.message}\n`)
+      fuse.unmount(() => process.exit(1))
+    },
+  )
 })
 process.on('SIGTERM', () => {
   fuse.unmount(() => process.exit(0))

@@ -78,6 +78,22 @@ export type Rows = Array<[string, string]>
 export const perGiB = (cpuS: number, bytes: number) => `${(cpuS / (bytes / GiB)).toFixed(2)} CPU-s/GiB`
 
 /**
+ * User + system CPU seconds of a bash script's children, from the output of the `times` it
+ * ends with (its last two lines: the shell's own, then its children's); NaN without them.
+ */
+export function childrenCpuSeconds(stdout: string): number {
+  const children = stdout.trim().split('\n').at(-1) ?? ''
+  const [user, sys] = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]))
+  return (user ?? NaN) + (sys ?? NaN)
+}
+
+/** Empties the kernel's page cache (dirty pages written first), so the next read is cold everywhere, the service's disk included. */
+export async function dropCaches(): Promise<void> {
+  await sh('sync', [])
+  await writeFile('/proc/sys/vm/drop_caches', '3')
+}
+
+/**
  * The floor a verified read is held against: curl of the URL piped into md5sum, a fetch
  * that checks every byte. Its time and the CPU seconds of both processes (bash's `times`
  * gives its children's), best of `tries` by CPU.
@@ -87,9 +103,7 @@ export async function verifiedFetchFloor(ca: string, url: string, tries = 2): Pr
   for (let i = 0; i < tries; i++) {
     const script = '"$@" | md5sum >/dev/null; times'
     const r = await sh('bash', ['-c', script, 'bash', 'curl', '-sS', '--fail', '--cacert', ca, url])
-    const children = r.stdout.trim().split('\n')[1] ?? ''
-    const [user, sys] = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]))
-    const cpuS = (user ?? NaN) + (sys ?? NaN)
+    const cpuS = childrenCpuSeconds(r.stdout)
     if (cpuS < best.cpuS) best = { ms: r.ms, cpuS }
   }
   return best
@@ -251,12 +265,20 @@ export async function treeOf(dir: string): Promise<TreeEntry[]> {
   })
 }
 
+/** How a null filesystem is mounted beyond its tree; unset, as null-fs.ts does by default. */
+export interface NullFsOptions {
+  /** The kernel readahead to give its mount (root only); unset or 0 keeps the kernel's 128 KiB. */
+  readAheadKb?: number
+  /** Its process's environment (TRANSFERFS_FUSE_LIBRARY picks its FUSE library); default this process's. */
+  env?: NodeJS.ProcessEnv
+}
+
 /** Mounts the null filesystem (null-fs.ts) with `entries` at home/null, runs `use`, unmounts it. */
-export async function withNullFs<T>(home: string, entries: TreeEntry[], use: (dir: string, pid: number) => Promise<T>): Promise<T> {
+export async function withNullFs<T>(home: string, entries: TreeEntry[], use: (dir: string, pid: number) => Promise<T>, options: NullFsOptions = {}): Promise<T> {
   const dir = path.join(home, 'null')
   const specFile = path.join(home, 'null-spec.json')
-  await writeFile(specFile, JSON.stringify({ entries }))
-  const child = spawn(process.execPath, [...process.execArgv, benchScript('null-fs'), dir, specFile], { stdio: ['ignore', 'pipe', 'inherit'] })
+  await writeFile(specFile, JSON.stringify({ entries, ...(options.readAheadKb ? { readAheadKb: options.readAheadKb } : {}) }))
+  const child = spawn(process.execPath, [...process.execArgv, benchScript('null-fs'), dir, specFile], { stdio: ['ignore', 'pipe', 'inherit'], env: options.env ?? process.env })
   try {
     await new Promise<void>((resolve, reject) => {
       createInterface({ input: child.stdout! }).once('line', () => resolve())
