@@ -4,10 +4,13 @@
 // null-fs.ts, the client's direct upload): read.ts (sequential reads, `transferfs download`,
 // parallel readers, a slow link), random.ts (fio, first bytes), reread.ts (our caches after
 // a remount), listing.ts (find over a large inbox, ls -l of a wide folder), send.ts, proxy.ts
-// (cold reads through an HTTP proxy / straight to the service).
+// (cold reads through an HTTP proxy / straight to the service), readers.ts (cat, head, md5sum
+// and cp of a cold file on a root mount and a normal user's, on both FUSE libraries, against
+// an O_DIRECT reader of the same bytes).
 await import('./read.js')
 await import('./random.js')
 await import('./reread.js')
 await import('./listing.js')
 await import('./send.js')
 await import('./proxy.js')
+await import('./readers.js')
