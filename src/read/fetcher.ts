@@ -139,6 +139,11 @@ export class BlockFetcher {
     return this.foreground.size
   }
 
+  /** The block's verified bytes when it is being fetched, without joining the fetch: its owners and priority stay as they are. */
+  waitFor(file: RemoteFile, block: number): Promise<Block> | undefined {
+    return this.pending.get(blockKey(file.cacheKey, block))?.promise
+  }
+
   /** True when the block is being fetched. */
   inFlight(file: RemoteFile, block: number): boolean {
     return this.pending.has(blockKey(file.cacheKey, block))
