@@ -7,7 +7,7 @@ import type { Logger } from '../fuse/log.js'
 import type { SentRecord } from '../send/ports.js'
 import type { Arrival } from '../vfs/inbox-news.js'
 import type { FilesListed } from '../vfs/listed.js'
-import { desktopNotifier, notifyArrivals, sentNotification, silentNotifier, type Notifier, type SizeFormat } from './notify.js'
+import { desktopNotifier, keptNotification, notifyArrivals, sentNotification, silentNotifier, type Notifier, type SizeFormat } from './notify.js'
 import { Previews } from './previews.js'
 import { ThumbnailCache } from './thumbnail-cache.js'
 
@@ -27,6 +27,8 @@ export interface MountDesktop {
   onFilesListed: FilesListed | undefined
   onArrivals(arrivals: Arrival[]): void
   onSent(record: SentRecord): void
+  /** A pin is complete on disk; `label` is its path from the mount's root. */
+  onKept(label: string): void
   stop(): Promise<void>
 }
 
@@ -47,6 +49,9 @@ export function openDesktop(cfg: DesktopConfig): MountDesktop {
       if (!record.url) return
       const folder = cfg.sentFolderOf(record.transferid)
       notifier.notify(sentNotification(record.subject, record.url, folder && `${cfg.mountDir}/sent/${folder}`))
+    },
+    onKept(label) {
+      notifier.notify(keptNotification(label, `${cfg.mountDir}/${label}`))
     },
     async stop() {
       await previews?.stop()

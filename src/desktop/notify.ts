@@ -45,6 +45,11 @@ export function sentNotification(subject: string, url: string, folderPath: strin
   return { summary: `Sent: ${subject || '(no subject)'}`, body: folderPath ? `${url}\n${folderPath}` : url }
 }
 
+/** A pin's files are all on this machine: where it is on the mount. */
+export function keptNotification(label: string, folderPath: string): Notification {
+  return { summary: `Kept on this computer: ${label.slice(label.lastIndexOf('/') + 1) || label}`, body: `${folderPath}\nreadable offline` }
+}
+
 /** The notify-send command line of a notification. */
 export function notifySendArgs(n: Notification): string[] {
   return [`--app-name=${APP_NAME}`, '--icon=folder-download', '--', n.summary, n.body]

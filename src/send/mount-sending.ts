@@ -12,7 +12,7 @@ import type { SentLog, SentRecord } from './ports.js'
 import { FileSentLog } from './sent-log.js'
 import { ExistingTransferSender, ServiceSender } from './service-sender.js'
 import { StatusFiles } from './status-file.js'
-import { renderStatusText, type SendStatus, type ServiceHealth } from './status.js'
+import { renderStatusText, type KeepStatus, type SendStatus, type ServiceHealth } from './status.js'
 
 /** Folder (in the data folder) staging files copied into sent/ folders until they are added. */
 export const ADDITIONS_DIR = 'additions'
@@ -35,6 +35,8 @@ export interface SendingConfig {
   statusIntervalMs?: number
   /** How reads fare against the service, shown at the top of the status. */
   health?: () => ServiceHealth
+  /** What is kept offline, shown after the sends. */
+  keeping?: () => KeepStatus
 }
 
 export interface MountSending extends SendingParts {
@@ -113,7 +115,8 @@ export async function openSending(cfg: SendingConfig): Promise<MountSending> {
     const a = outboxFs.status()
     const b = additionsFs.status()
     const entries = [...a.entries, ...b.entries.map((e) => ({ ...e, name: ADDITION_PREFIX + e.name }))]
-    return cfg.health ? { at: a.at, entries, service: cfg.health() } : { at: a.at, entries }
+    const keep = cfg.keeping?.()
+    return { at: a.at, entries, ...(cfg.health ? { service: cfg.health() } : {}), ...(keep ? { keep } : {}) }
   }
   const files = new StatusFiles(cfg.dataDir, status, cfg.statusIntervalMs)
   await files.start()

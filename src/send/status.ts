@@ -33,12 +33,37 @@ export interface ServiceHealth {
   retryingReads: number
 }
 
+/** One pin being kept on this machine (src/keep). */
+export interface KeepStatusEntry {
+  /** Its path on the mount when pinned ("inbox/Photos from Ann"). */
+  name: string
+  /** `fetching` now, `waiting` for its turn, `kept` (all on disk), `failed` (a definitive answer), `no room` for what arrived in it. */
+  state: 'fetching' | 'waiting' | 'kept' | 'failed' | 'no room'
+  files: number
+  bytesCached: number
+  bytesTotal: number
+  /** bytes per second over the last seconds; null before there is a measure. */
+  rate: number | null
+  /** seconds; null when unknown. */
+  eta: number | null
+  note: string | null
+}
+
+/** What is kept on this machine, and the disk cache's use. */
+export interface KeepStatus {
+  entries: KeepStatusEntry[]
+  /** Bytes set aside for pinned files (their whole size), other cached bytes, and the budget (diskCacheBytes). */
+  cache: { keptBytes: number; otherBytes: number; budgetBytes: number }
+}
+
 export interface SendStatus {
   /** unix ms */
   at: number
   entries: SendStatusEntry[]
   /** Absent where nothing reads (a status written by the sender alone). */
   service?: ServiceHealth
+  /** Absent where nothing is pinned and no keeper runs. */
+  keep?: KeepStatus
 }
 
 /** The mount's one line about the service, or null when all is well. */
@@ -122,7 +147,22 @@ export function renderStatusText(status: SendStatus): string {
     if (e.note) lines.push(`         ${e.note}`)
     if (e.lastError) lines.push(`         error: ${e.lastError}`)
   }
+  if (status.keep) lines.push(...keepLines(status.keep))
   return lines.join('\n') + '\n'
+}
+
+/** The kept-offline block of `.status`: the cache's use, then one line per pin. */
+function keepLines(keep: KeepStatus): string[] {
+  const { keptBytes, otherBytes, budgetBytes } = keep.cache
+  const lines = [`kept offline: ${keep.entries.length} pin${keep.entries.length === 1 ? '' : 's'}; cache: ${formatBytes(keptBytes)} pinned, ${formatBytes(otherBytes)} other, budget ${formatBytes(budgetBytes)}`]
+  for (const e of keep.entries) {
+    let line = `${e.state.padEnd(8)} ${e.name}  ${formatBytes(e.bytesCached)} / ${formatBytes(e.bytesTotal)}, ${e.files} file${e.files === 1 ? '' : 's'}`
+    if (e.rate !== null) line += `  ${formatBytes(Math.round(e.rate))}/s`
+    if (e.eta !== null) line += `  ETA ${formatDuration(e.eta)}`
+    lines.push(line)
+    if (e.note) lines.push(`         ${e.note}`)
+  }
+  return lines
 }
 
 export function renderStatusJson(status: SendStatus): string {

@@ -10,6 +10,7 @@ import type { NodeAttr, StatFs } from './core.js'
 import type { FilesListed } from './listed.js'
 import { ArrivalWatch, DEFAULT_ARRIVAL_OPTIONS, type ArrivalOptions } from './arrivals.js'
 import type { Arrival } from './inbox-news.js'
+import type { Keeping } from './keeping.js'
 import { MetadataStore } from './metadata.js'
 import { NAME_MAX_BYTES } from './names.js'
 import { systemClock, type Clock } from '../base/clock.js'
@@ -75,6 +76,11 @@ export class TransferFileSystem extends AreaRouter {
   attachSending(parts: SendingParts): void {
     this.sending = parts
     this.areas = this.areasWith(parts)
+  }
+
+  /** Wires the keeper of pins in: the pin and state attributes, and what pinning a path keeps (keepTargetAt). */
+  attachKeeping(keeping: Keeping): void {
+    this.view.keeping = keeping
   }
 
   private areasWith(sending: SendingParts | null): Map<string, Area> {

@@ -8,6 +8,7 @@ import type { Bytes } from '../read/bytes.js'
 import { splitPath, type Area, type Names, type OpenNode } from './areas/area.js'
 import { FsError, type FileSystemCore, type NodeAttr, type OpenFlags, type StatFs } from './core.js'
 import { HandleTable } from './handles.js'
+import { WHAT_PINS, type KeepTarget } from './keeping.js'
 
 /** Where a path is: the root folder, a name at the top that is no area, or inside an area. */
 type Place =
@@ -110,6 +111,18 @@ export abstract class AreaRouter implements FileSystemCore {
   async removexattr(path: string, name: string): Promise<void> {
     const { area, names } = this.changing(path, 'removexattr')
     return area.removexattr(names, name)
+  }
+
+  /** What pinning the node at `path` keeps (keeping.ts); EINVAL naming what can be pinned when it cannot be. */
+  async keepTargetAt(path: string): Promise<KeepTarget> {
+    const p = this.place(path)
+    if (p.at === 'unknown') throw new FsError('ENOENT')
+    const target = p.at === 'area' && p.area.keepTarget ? await p.area.keepTarget(p.names) : null
+    if (!target) {
+      if (p.at === 'area') await p.area.getattr(p.names)
+      throw new FsError('EINVAL', `${path} cannot be pinned: ${WHAT_PINS}`)
+    }
+    return target
   }
 
   async truncate(path: string, size: number): Promise<void> {

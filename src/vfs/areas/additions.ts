@@ -3,6 +3,7 @@
 // folders are transfer ids) and shown over the transfer's files until they are added;
 // `sent/<folder>/.forward` is write-only (addresses, one per line, forwarded as written).
 import { constants as C } from 'node:fs'
+import type { KeepTarget } from '../keeping.js'
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import type { MetadataStore } from '../metadata.js'
 import { O_ACCMODE, spliced, splitPath, writeOnly, type Area, type Names, type OpenNode } from './area.js'
@@ -155,14 +156,21 @@ export class SentWithAdditions implements Area {
     return this.remote.listxattr(names)
   }
 
-  async setxattr(names: Names): Promise<void> {
+  async setxattr(names: Names, name: string, value: Buffer): Promise<void> {
     // Nothing is stored, so cp -a and mv fall back to chmod.
     if (await this.isLocal(names)) throw new FsError('EOPNOTSUPP')
-    throw new FsError('EROFS')
+    return this.remote.setxattr(names, name, value)
   }
 
-  async removexattr(names: Names): Promise<void> {
-    return this.setxattr(names)
+  async removexattr(names: Names, name: string): Promise<void> {
+    if (await this.isLocal(names)) throw new FsError('EOPNOTSUPP')
+    return this.remote.removexattr(names, name)
+  }
+
+  /** What pinning the node at `names` keeps (keeping.ts): only what the service has, not what is being added. */
+  async keepTarget(names: Names): Promise<KeepTarget | null> {
+    if (await this.isLocal(names)) return null
+    return this.remote.keepTarget(names)
   }
 
   /** Served from the staging (a `.forward`, or a file being added)? */

@@ -5,6 +5,7 @@ import { TransferArea, type TransferView } from './transfers.js'
 export function byIdArea(view: TransferView): TransferArea {
   const { store } = view
   return new TransferArea(view, {
+    path: 'by-id',
     names: async () => [],
     find: async (name, probe) => (probe ? store.peekById(name) : await store.byId(name)) ?? undefined,
   })

@@ -12,6 +12,8 @@ const PREVIEW_AHEAD_TRANSFERS = 20
 export function inboxArea(view: TransferView, arrivals: ArrivalWatch | undefined): TransferArea {
   const { store } = view
   return new TransferArea(view, {
+    path: 'inbox',
+    scope: { kind: 'inbox' },
     names: async () => (await store.inbox()).names,
     find: async (name, probe) => (probe ? store.peekInbox() : await store.inbox())?.byName.get(name),
     listed(path) {

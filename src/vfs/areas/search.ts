@@ -7,6 +7,7 @@
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import { byteLength, NAME_MAX_BYTES } from '../names.js'
 import { isProbeName } from '../probe-names.js'
+import type { KeepTarget } from '../keeping.js'
 import type { Area, Names, OpenNode } from './area.js'
 import { TransferArea, type TransferView } from './transfers.js'
 
@@ -15,7 +16,7 @@ export class SearchArea implements Area {
   private readonly top: TransferArea
 
   constructor(private readonly view: TransferView) {
-    this.top = new TransferArea(view, { names: async () => view.store.searchNames(), find: async () => undefined })
+    this.top = new TransferArea(view, { path: 'search', names: async () => view.store.searchNames(), find: async () => undefined })
   }
 
   async getattr(names: Names): Promise<NodeAttr> {
@@ -49,6 +50,22 @@ export class SearchArea implements Area {
     return area.listxattr(below)
   }
 
+  async setxattr(names: Names, name: string, value: Buffer): Promise<void> {
+    const [area, below] = await this.at(names)
+    return area.setxattr(below, name, value)
+  }
+
+  async removexattr(names: Names, name: string): Promise<void> {
+    const [area, below] = await this.at(names)
+    return area.removexattr(below, name)
+  }
+
+  /** What pinning the node at `names` keeps (keeping.ts), or null when it cannot be pinned. */
+  async keepTarget(names: Names): Promise<KeepTarget | null> {
+    const [area, below] = await this.at(names)
+    return area.keepTarget(below)
+  }
+
   /** The area that answers for `names`, and the names below it. */
   private async at(names: Names): Promise<[TransferArea, Names]> {
     const [words, ...below] = names
@@ -63,6 +80,8 @@ export class SearchArea implements Area {
     const found = isProbeName(words) ? store.peekSearch(words) : await store.search(words)
     if (!found) throw new FsError('ENOENT')
     return new TransferArea(this.view, {
+      path: `search/${words}`,
+      scope: { kind: 'search', words },
       names: async () => (await store.search(words)).names,
       find: async (name, probe) => (probe ? store.peekSearch(words) : await store.search(words))?.byName.get(name),
     })

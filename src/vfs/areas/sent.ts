@@ -5,6 +5,7 @@ import { TransferArea, type TransferView } from './transfers.js'
 export function sentArea(view: TransferView): TransferArea {
   const { store } = view
   return new TransferArea(view, {
+    path: 'sent',
     names: async () => (await store.sent()).names,
     find: async (name, probe) => (probe ? store.peekSent() : await store.sent())?.byName.get(name),
   })

@@ -4,7 +4,7 @@
 // (which transfers, under which names). All of it is read-only but `.password`.
 import { constants as C } from 'node:fs'
 import type { Transfer } from '../../api/types.js'
-import type { FileContent } from '../../read/source.js'
+import type { FileContent, RemoteFile } from '../../read/source.js'
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import type { TransferEntry } from '../folder-listing.js'
 import { filesBelow, firstFileBelow, type FilesListed, type ListedFile } from '../listed.js'
@@ -12,7 +12,9 @@ import type { MetadataStore } from '../metadata.js'
 import { mimeTypeOf } from '../mime.js'
 import { isDirectory, linkFile, transferJson, transferOf, TreeResolver, type Node, type TransferListing } from '../nodes.js'
 import type { VfsSettings } from '../settings.js'
+import { filesOfTree, type Keeping, type KeepTarget, type PinScope } from '../keeping.js'
 import { PASSWORD_FILE, type TreeDir } from '../transfer-tree.js'
+import { KeepXattrs } from './keep-xattrs.js'
 import { memoryNode, O_ACCMODE, spliced, writeOnly, type Area, type Names, type OpenNode } from './area.js'
 
 /** Longest password a `.password` handle takes: anything longer is not a password. */
@@ -20,6 +22,9 @@ const MAX_PASSWORD_BYTES = 4096
 
 /** What the transfer areas show alike: owner, times, and what a listing tells and makes ready. */
 export class TransferView {
+  /** The keeper of pins, once wired in (keeping.ts); null: nothing can be pinned. */
+  keeping: Keeping | null = null
+
   constructor(
     readonly store: MetadataStore,
     readonly content: FileContent,
@@ -88,6 +93,10 @@ export class TransferArea implements Area {
     private readonly listing: TransferListing & {
       /** The area's own folder was listed (at `path`): what the area tells and readies. */
       listed?(path: string): void
+      /** The area's path on the mount ("inbox", "search/invoice acme"): how a pin below it is named. */
+      path: string
+      /** What pinning the area's own folder keeps; absent: it cannot be pinned (sent/, by-id/). */
+      scope?: PinScope
     },
   ) {
     this.tree = new TreeResolver(view.store, listing)
@@ -189,13 +198,72 @@ export class TransferArea implements Area {
   async getxattr(names: Names, name: string): Promise<Buffer> {
     // Only user.* attributes exist here (the router's rule, checked before the lookup).
     if (!name.startsWith('user.')) throw new FsError('EOPNOTSUPP')
-    const value = this.xattrsOf(await this.tree.resolve(names)).get(name)
-    if (value === undefined) throw new FsError('ENODATA')
-    return Buffer.from(value, 'utf8')
+    const node = await this.tree.resolve(names)
+    const value = this.xattrsOf(node).get(name)
+    if (value !== undefined) return Buffer.from(value, 'utf8')
+    const kept = await this.keepXattrs(names, node).get(name)
+    if (kept === undefined) throw new FsError('ENODATA')
+    return kept
   }
 
   async listxattr(names: Names): Promise<string[]> {
-    return [...this.xattrsOf(await this.tree.resolve(names)).keys()]
+    const node = await this.tree.resolve(names)
+    return [...this.xattrsOf(node).keys(), ...this.keepXattrs(names, node).names()]
+  }
+
+  async setxattr(names: Names, name: string, value: Buffer): Promise<void> {
+    return this.keepXattrs(names, await this.tree.resolve(names)).set(name, value)
+  }
+
+  async removexattr(names: Names, name: string): Promise<void> {
+    return this.keepXattrs(names, await this.tree.resolve(names)).remove(name)
+  }
+
+  /** What pinning the node at `names` keeps, or null when it cannot be pinned. */
+  async keepTarget(names: Names): Promise<KeepTarget | null> {
+    return this.targetOf(names, await this.tree.resolve(names))
+  }
+
+  private keepXattrs(names: Names, node: Node): KeepXattrs {
+    return new KeepXattrs(this.view.keeping, this.targetOf(names, node))
+  }
+
+  private targetOf(names: Names, node: Node): KeepTarget | null {
+    const label = [this.listing.path, ...names].join('/')
+    const { store } = this.view
+    switch (node.kind) {
+      case 'listing': {
+        const { scope } = this.listing
+        return scope ? { scope, label, files: () => this.knownFiles() } : null
+      }
+      case 'transfer': {
+        const { entry } = node
+        return {
+          scope: { kind: 'transfer', place: entry.place, ref: entry.ref, below: [] }, label,
+          files: async () => {
+            const contents = await store.contents(entry)
+            return contents.state === 'open' ? filesOfTree(contents.tree) : []
+          },
+        }
+      }
+      case 'folder': case 'file': {
+        const { entry } = node
+        const files = node.kind === 'folder' ? filesOfTree(node.dir) : [node.file.remote]
+        return { scope: { kind: 'transfer', place: entry.place, ref: entry.ref, below: names.slice(1) }, label, files: async () => files }
+      }
+      default: return null
+    }
+  }
+
+  /** The files of the listing's transfers whose details are known now (no call per transfer). */
+  private async knownFiles(): Promise<RemoteFile[]> {
+    const files: RemoteFile[] = []
+    for (const name of await this.listing.names()) {
+      const entry = await this.listing.find(name, true)
+      const open = entry && this.view.openTree(entry)
+      if (open) filesOfTree(open.tree, files)
+    }
+    return files
   }
 
   private attrOf(node: Node): NodeAttr {

@@ -1,0 +1,54 @@
+// What the running mount does for `transferfs pin`, `unpin` and `free` (keep.ts) asked through
+// its control socket (control.ts): each path, on the mount, to the node it names and to the
+// keeper; one failing path does not stop the others.
+import { realpath } from 'node:fs/promises'
+import path from 'node:path'
+import type { Keeper } from '../keep/keeper.js'
+import { FsError } from '../vfs/core.js'
+import type { TransferFileSystem } from '../vfs/filesystem.js'
+import type { ControlRequest, ControlResult } from './control.js'
+import { formatBytes } from './output/format.js'
+
+/** What the mount does for a control request: each path's result, one failing not stopping the others. */
+export function keepControl(core: TransferFileSystem, keeper: Keeper, mountDir: string): (req: ControlRequest) => Promise<ControlResult[]> {
+  const root = realpath(mountDir).catch(() => mountDir)
+  return async (req) => {
+    const results: ControlResult[] = []
+    for (const p of req.paths) {
+      const rel = path.relative(await root, p)
+      if (rel.startsWith('..') || path.isAbsolute(rel)) {
+        results.push({ path: p, ok: false, code: 'EINVAL', message: `${p} is not on the transferfs mount at ${mountDir}` })
+        continue
+      }
+      try {
+        const target = await core.keepTargetAt(`/${rel}`)
+        if (req.op === 'free') {
+          const freed = await keeper.free(target)
+          results.push({ path: p, ok: true, message: `freed ${formatBytes(freed)} of ${target.label}` })
+        } else if (req.op === 'pin') {
+          await keeper.pin(target)
+          const pin = keeper.pinOf(target.scope)
+          const size = pin?.files.reduce((n, f) => n + f.size, 0) ?? 0
+          results.push({ path: p, ok: true, message: `pinned ${target.label}: ${pin?.files.length ?? 0} files, ${formatBytes(size)}, fetched in the background (\`transferfs status\` shows how far)` })
+        } else {
+          const was = keeper.isPinned(target.scope)
+          await keeper.unpin(target)
+          results.push({ path: p, ok: true, message: was ? `unpinned ${target.label}` : `${target.label} was not pinned` })
+        }
+      } catch (e) {
+        const code = e instanceof FsError ? e.code : undefined
+        const why = e instanceof FsError && e.message === e.code ? describe(e.code) : (e as Error).message
+        results.push({ path: p, ok: false, ...(code ? { code } : {}), message: code === 'ENOSPC' ? `No space left on device: ${why}` : `${p}: ${why}` })
+      }
+    }
+    return results
+  }
+}
+
+function describe(code: string): string {
+  switch (code) {
+    case 'ENOENT': return 'no such file or folder'
+    case 'EIO': return 'the service could not be asked'
+    default: return code
+  }
+}

@@ -1,0 +1,51 @@
+// `transferfs pin PATH...`, `unpin PATH...` and `free PATH...`: keep transfers on this machine
+// (src/keep), let them go, or drop the cached bytes of what no pin keeps ("free up space").
+// The running mount does the work: the command asks it through its control socket
+// (control.ts) and prints one line per path. The same pin is the extended attribute
+// `user.transferfs.pin` on the mount, for scripts and file managers. What the mount does
+// for each is keep-control.ts.
+import type { Command } from 'commander'
+import { realpath } from 'node:fs/promises'
+import path from 'node:path'
+import { loadSettings } from '../config/index.js'
+import { addSettingFlags } from './compose.js'
+import { askMount, type ControlOp } from './control.js'
+import { addExamples } from './output/examples.js'
+import { CliError, EXIT } from './output/exit-codes.js'
+import { writeJson } from './output/json.js'
+
+const DESCRIPTIONS: Record<ControlOp, string> = {
+  pin: 'Keep files, folders, transfers, inbox/ or a search on this machine: fetched in the background, never evicted, readable offline',
+  unpin: 'Stop keeping what `pin` kept: its bytes become ordinary cache again',
+  free: 'Drop the cached bytes of what is not pinned (free up space); pinned files stay',
+}
+
+const EXAMPLES: Record<ControlOp, string[]> = {
+  pin: ['transferfs pin ~/Transfers/inbox/"Photos from Ann"', 'transferfs pin ~/Transfers/inbox', 'setfattr -n user.transferfs.pin -v 1 ~/Transfers/search/invoice'],
+  unpin: ['transferfs unpin ~/Transfers/inbox', 'setfattr -x user.transferfs.pin ~/Transfers/inbox'],
+  free: ['transferfs free ~/Transfers/inbox/"Old report"'],
+}
+
+async function run(op: ControlOp, paths: string[], opts: Record<string, unknown>): Promise<void> {
+  const loaded = await loadSettings(opts)
+  // Paths as the mount sees them: symbolic links on the way resolved, like the mount's own root.
+  const absolute = await Promise.all(paths.map(async (p) => realpath(p).catch(() => path.resolve(p))))
+  const results = await askMount(loaded.folders.data, { op, paths: absolute })
+  if (opts.json) writeJson(results)
+  else {
+    for (const r of results) (r.ok ? process.stdout : process.stderr).write(`${r.ok ? '' : 'transferfs: '}${r.message}\n`)
+  }
+  const failed = results.filter((r) => !r.ok)
+  if (failed.length > 0) throw new CliError(`${failed.length} of ${results.length} not done`, failed.every((r) => r.code === 'ENOENT') ? EXIT.notFound : EXIT.error)
+}
+
+export function register(program: Command): void {
+  for (const op of ['pin', 'unpin', 'free'] as const) {
+    const cmd = program
+      .command(op)
+      .description(DESCRIPTIONS[op])
+      .argument('<path...>', 'paths on the mount')
+      .option('--json', 'print JSON for scripts (on stdout; messages stay on stderr)')
+    addExamples(addSettingFlags(cmd, []), EXAMPLES[op]).action(async (paths: string[], opts: Record<string, unknown>) => run(op, paths, opts))
+  }
+}

@@ -1,0 +1,280 @@
+// The keeper: files of pinned transfers, searches or the whole inbox on this machine before
+// anyone opens them. A pin keeps its files in the disk cache (never evicted, their whole size
+// set aside in its budget, so a pin that cannot fit is refused at once and nothing is
+// half-fetched and dropped) and fetches what is missing in the background, one file at a
+// time, below every read (the read path's fetchAll). A pin is saved before it is acknowledged
+// (pin-store.ts), and on every start the keeper takes its pins up again: the bytes already on
+// disk are not fetched again. A pinned inbox or search keeps each transfer it lists later,
+// found when the arrivals check sees it. What a pin covered stays kept until it is unpinned.
+import type { Logger } from '../fuse/log.js'
+import { NoRoomError, type CacheKeeping, type RemoteFile } from '../read/source.js'
+import type { KeepStatus, KeepStatusEntry } from '../send/status.js'
+import { FsError } from '../vfs/core.js'
+import { sameScope, stateText, type Keeping, type KeepTarget, type PinScope } from '../vfs/keeping.js'
+import type { MetadataStore } from '../vfs/metadata.js'
+import type { PinStore, SavedPin } from './pin-store.js'
+import { filesOfScope } from './resolve.js'
+import { RateWindow } from './rate-window.js'
+
+export interface KeeperConfig {
+  content: CacheKeeping
+  /** Read only once started: the mount makes the keeper before the tree whose store this is. */
+  readonly store: MetadataStore
+  pins: PinStore
+  /** Told when a pin's files are all on disk after fetching (its label). */
+  onKept?: (label: string) => void
+  log?: Logger
+}
+
+/** Why a pin's fetching stopped short, by pin. */
+interface Trouble {
+  state: 'failed' | 'no room'
+  note: string
+}
+
+export class Keeper implements Keeping {
+  private readonly content: CacheKeeping
+  private readonly pins: PinStore
+  /** Every file some pin covers, by cache key. */
+  private kept = new Map<string, RemoteFile>()
+  /** Files a definitive answer stopped (a transfer gone or expired), by cache key: the reason. */
+  private readonly failed = new Map<string, string>()
+  private readonly troubles = new Map<SavedPin, Trouble>()
+  /** Pins complete on disk, told once each. */
+  private readonly complete = new WeakSet<SavedPin>()
+  private current: { file: RemoteFile; abort: AbortController } | null = null
+  private wake: (() => void) | null = null
+  private worker: Promise<void> | null = null
+  private stopped = false
+  private readonly rate = new RateWindow()
+  private reconciling: Promise<void> | null = null
+
+  constructor(private readonly cfg: KeeperConfig) {
+    this.content = cfg.content
+    this.pins = cfg.pins
+  }
+
+  /** Takes the saved pins up again and starts fetching what they miss; then asks the service what they cover now. */
+  async start(): Promise<void> {
+    for (const pin of this.pins.list()) {
+      await this.keepFiles(pin, pin.files).catch((e: unknown) => this.troubled(pin, e))
+      if (this.pinCached(pin) >= this.pinSize(pin)) this.complete.add(pin)
+    }
+    this.worker = this.work()
+    void this.reconcile()
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    this.current?.abort.abort(new DOMException('the mount stops', 'AbortError'))
+    this.wake?.()
+    await this.worker
+    await this.reconciling
+  }
+
+  // ---- Keeping (the tree's attributes) ----------------------------------------------------------
+
+  isPinned(scope: PinScope): boolean {
+    return this.pins.find(scope) !== undefined
+  }
+
+  isCovered(file: RemoteFile): boolean {
+    return this.kept.has(file.cacheKey)
+  }
+
+  async stateOf(target: KeepTarget): Promise<string> {
+    const files = await target.files()
+    const pinned = this.isPinned(target.scope) || (files.length > 0 && files.every((f) => this.kept.has(f.cacheKey)))
+    const size = files.reduce((n, f) => n + f.size, 0)
+    const cached = files.reduce((n, f) => n + Math.min(f.size, this.content.cachedBytes(f)), 0)
+    return stateText(pinned, cached, size)
+  }
+
+  async pin(target: KeepTarget): Promise<void> {
+    if (this.isPinned(target.scope)) return
+    const files = await target.files()
+    try {
+      await this.content.keep(files)
+    } catch (e) {
+      if (e instanceof NoRoomError) throw new FsError('ENOSPC', `${target.label} cannot be kept: ${e.message}`)
+      throw e
+    }
+    try {
+      await this.pins.add({ scope: target.scope, label: target.label, since: Date.now(), files })
+    } catch (e) {
+      // Not saved, so not pinned: the room set aside goes back.
+      await this.content.unkeep(files.filter((f) => !this.kept.has(f.cacheKey)))
+      throw e
+    }
+    for (const f of files) this.kept.set(f.cacheKey, f)
+    for (const f of files) this.failed.delete(f.cacheKey)
+    this.cfg.log?.info(`pinned ${target.label}: ${files.length} files to keep on this machine`)
+    this.kick()
+  }
+
+  async unpin(target: KeepTarget): Promise<void> {
+    const pin = await this.pins.remove(target.scope)
+    if (!pin) return
+    this.troubles.delete(pin)
+    const still = new Map<string, RemoteFile>()
+    for (const p of this.pins.list()) for (const f of p.files) still.set(f.cacheKey, f)
+    const released = [...this.kept.values()].filter((f) => !still.has(f.cacheKey))
+    this.kept = still
+    if (this.current && !still.has(this.current.file.cacheKey)) this.current.abort.abort(new DOMException('unpinned', 'AbortError'))
+    await this.content.unkeep(released)
+    this.cfg.log?.info(`unpinned ${target.label}`)
+  }
+
+  /** Drops the cached bytes of the files below `target` that no pin keeps; the bytes freed. */
+  async free(target: KeepTarget): Promise<number> {
+    let freed = 0
+    for (const f of await target.files()) if (!this.kept.has(f.cacheKey)) freed += await this.content.free(f)
+    return freed
+  }
+
+  // ---- new transfers in pinned folders ---------------------------------------------------------
+
+  /** The inbox has new transfers: pinned inbox and searches keep what they now list. */
+  onArrivals(): void {
+    void this.reconcile()
+  }
+
+  /** Asks what each pin covers now and keeps what is new; one pass at a time (a pass asked for during one runs after it). */
+  reconcile(): Promise<void> {
+    const next = (this.reconciling ?? Promise.resolve()).then(() => this.reconcileOnce())
+    this.reconciling = next
+    return next
+  }
+
+  private async reconcileOnce(): Promise<void> {
+    for (const pin of this.pins.list()) {
+      if (this.stopped) return
+      try {
+        const now = await filesOfScope(this.cfg.store, pin.scope)
+        const known = new Set(pin.files.map((f) => f.cacheKey))
+        const added = now.filter((f) => !known.has(f.cacheKey))
+        // The newest description of each file (a download URL may have changed since it was saved).
+        for (const f of now) if (this.kept.has(f.cacheKey)) this.kept.set(f.cacheKey, f)
+        if (added.length === 0) continue
+        await this.keepFiles(pin, added)
+        await this.pins.cover(pin, added)
+        this.complete.delete(pin)
+        this.cfg.log?.info(`${pin.label}: ${added.length} new files to keep`)
+      } catch (e) {
+        if (e instanceof NoRoomError) this.troubled(pin, e)
+        else this.cfg.log?.warn(`could not ask what ${pin.label} holds now: ${(e as Error).message}`)
+      }
+    }
+    this.kick()
+  }
+
+  private async keepFiles(pin: SavedPin, files: readonly RemoteFile[]): Promise<void> {
+    await this.content.keep(files)
+    if (this.troubles.get(pin)?.state === 'no room') this.troubles.delete(pin)
+    for (const f of files) this.kept.set(f.cacheKey, f)
+  }
+
+  private troubled(pin: SavedPin, e: unknown): void {
+    if (e instanceof NoRoomError) {
+      this.troubles.set(pin, { state: 'no room', note: `new files cannot be kept: ${e.message}` })
+      this.cfg.log?.warn(`${pin.label}: ${e.message}`)
+    } else this.cfg.log?.warn(`${pin.label}: ${(e as Error).message}`)
+  }
+
+  // ---- fetching --------------------------------------------------------------------------------
+
+  private kick(): void {
+    this.wake?.()
+  }
+
+  /** The next kept file with bytes missing, in the order of the pins and their files. */
+  private next(): RemoteFile | undefined {
+    for (const f of this.kept.values()) if (!this.failed.has(f.cacheKey) && this.content.cachedBytes(f) < f.size) return f
+    return undefined
+  }
+
+  private async work(): Promise<void> {
+    while (!this.stopped) {
+      const file = this.next()
+      if (!file) {
+        await new Promise<void>((resolve) => { this.wake = resolve })
+        this.wake = null
+        continue
+      }
+      const abort = new AbortController()
+      this.current = { file, abort }
+      try {
+        await this.content.fetchAll(file, { signal: abort.signal, onProgress: () => this.rate.add(this.cachedTotal()) })
+        this.told()
+      } catch (e) {
+        if (!abort.signal.aborted) {
+          // fetchAll rides out what is transient: what it rejects with is a definitive answer (the transfer gone or expired).
+          const reason = (e as Error).message
+          this.failed.set(file.cacheKey, reason)
+          this.cfg.log?.warn(`keeping ${file.fileName} stopped: ${reason}`)
+        }
+      } finally {
+        this.current = null
+      }
+    }
+  }
+
+  /** Tells each pin that has just become complete on disk. */
+  private told(): void {
+    for (const pin of this.pins.list()) {
+      if (this.complete.has(pin) || this.pinCached(pin) < this.pinSize(pin)) continue
+      this.complete.add(pin)
+      this.cfg.log?.info(`${pin.label} is kept on this machine`)
+      this.cfg.onKept?.(pin.label)
+    }
+  }
+
+  private cachedTotal(): number {
+    let n = 0
+    for (const f of this.kept.values()) n += Math.min(f.size, this.content.cachedBytes(f))
+    return n
+  }
+
+  private pinSize(pin: SavedPin): number {
+    return pin.files.reduce((n, f) => n + f.size, 0)
+  }
+
+  private pinCached(pin: SavedPin): number {
+    return pin.files.reduce((n, f) => n + Math.min(f.size, this.content.cachedBytes(f)), 0)
+  }
+
+  // ---- status ----------------------------------------------------------------------------------
+
+  status(): KeepStatus {
+    const fetching = this.current?.file.cacheKey
+    const rate = this.rate.perSecond()
+    const entries: KeepStatusEntry[] = this.pins.list().map((pin) => {
+      const bytesTotal = this.pinSize(pin)
+      const bytesCached = this.pinCached(pin)
+      const failures = pin.files.map((f) => this.failed.get(f.cacheKey)).filter((r): r is string => r !== undefined)
+      const trouble = this.troubles.get(pin)
+      const active = fetching !== undefined && pin.files.some((f) => f.cacheKey === fetching)
+      let state: KeepStatusEntry['state'] = bytesCached >= bytesTotal ? 'kept' : active ? 'fetching' : 'waiting'
+      let note: string | null = null
+      if (failures.length > 0) {
+        note = `${failures.length} file${failures.length === 1 ? '' : 's'} could not be fetched: ${failures[0]}`
+        if (state !== 'kept' && !active) state = 'failed'
+      }
+      if (trouble) {
+        note = trouble.note
+        if (state !== 'fetching') state = trouble.state
+      }
+      const pinRate = active ? rate : null
+      return {
+        name: pin.label, state, files: pin.files.length, bytesCached, bytesTotal,
+        rate: pinRate, eta: pinRate && pinRate > 0 ? Math.ceil((bytesTotal - bytesCached) / pinRate) : null, note,
+      }
+    })
+    return { entries, cache: this.content.cacheUse() }
+  }
+
+  /** The saved pin of a scope (tests, the control socket). */
+  pinOf(scope: PinScope): SavedPin | undefined {
+    return this.pins.list().find((p) => sameScope(p.scope, scope))
+  }
+}
