@@ -1,7 +1,8 @@
 // The read path as the filesystem core sees it: FileContent. It holds what all open files
 // share: the memory and disk caches, the fetcher and the block buffers, the memory budget's
 // split among them (budget.ts), and the disk loads under way. Each open file's reads go
-// through a Handle (handle.ts), which says where a read's bytes come from.
+// through a Handle (handle.ts), which says where a read's bytes come from. Keeping files
+// offline (CacheKeeping) is keep-fetch.ts's, over the same caches and fetcher.
 import { DiskBlockCache } from './disk-cache.js'
 import { BlockFetcher, type Fetch, type FetchStats } from './fetcher.js'
 import { blockCacheBytes, consumedBlockBytes } from './budget.js'
@@ -12,10 +13,17 @@ import { sumMemoryError } from './block-sum.js'
 import { BlockPool } from './disk-stream.js'
 import { Handle, type OpenFile } from './handle.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
+import { Keeping, type KeepingHost } from './keep-fetch.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
-import type { ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
+import type { CacheKeeping, ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
 
-export class ReadPath implements FileContent, OpenFile {
+/** What the mount gives the read path besides its options. */
+export interface ReadPathContext {
+  /** Bytes the disk cache may still take from its disk (free space less the user's margin): keeping files checks it. */
+  freeSpace?: () => Promise<number>
+}
+
+export class ReadPath implements FileContent, OpenFile, CacheKeeping, KeepingHost {
   readonly options: ReadOptions
   readonly memory: MemoryBlockCache
   readonly fetcher: BlockFetcher
@@ -30,12 +38,16 @@ export class ReadPath implements FileContent, OpenFile {
   readonly pool: BlockPool
   /** The buffers fetched blocks are received into and kept in (block-buffers.ts). */
   readonly buffers: BlockBuffers
+  /** Writes handed to the disk cache and not over yet, by block key. */
+  private readonly diskWrites = new Map<string, Promise<void>>()
+  private readonly keeping: Keeping
 
   private constructor(
     readonly source: RangeSource,
     options: ReadOptions,
     readonly disk: DiskBlockCache | null,
     log: ReadLog | null,
+    context: ReadPathContext,
   ) {
     const cacheBytes = blockCacheBytes(options, disk !== null)
     // Prefetching further than half the block cache would evict what it fetched before it is read.
@@ -45,9 +57,26 @@ export class ReadPath implements FileContent, OpenFile {
     this.pool = new BlockPool(options.blockSize)
     this.fetcher = new BlockFetcher(source, options, (file, block, data) => {
       this.memory.set(blockKey(file.cacheKey, block), data)
-      // Held until written, so its buffer is not used again under the write.
-      if (this.disk && this.buffers.hold(data)) void this.disk.put(file.cacheKey, block, data).finally(() => this.buffers.release(data))
+      void this.storeOnDisk(file, block, data)
     }, this.buffers, log ? troubleLog(log, options.deadlineMs) : {})
+    this.keeping = new Keeping(this, context.freeSpace)
+  }
+
+  /** Hands a verified block to the disk cache; the write, settled once on disk or given up. */
+  storeOnDisk(file: RemoteFile, block: number, data: Block): Promise<void> {
+    // Held until written, so its buffer is not used again under the write.
+    if (!this.disk || !this.buffers.hold(data)) return Promise.resolve()
+    const key = blockKey(file.cacheKey, block)
+    const write = this.disk.put(file.cacheKey, block, data).finally(() => {
+      this.buffers.release(data)
+      if (this.diskWrites.get(key) === write) this.diskWrites.delete(key)
+    })
+    this.diskWrites.set(key, write)
+    return write
+  }
+
+  diskWrite(file: RemoteFile, block: number): Promise<void> | undefined {
+    return this.diskWrites.get(blockKey(file.cacheKey, block))
   }
 
   /** Reads that are retrying now, and why. */
@@ -62,7 +91,7 @@ export class ReadPath implements FileContent, OpenFile {
   diskCacheError: unknown = null
 
   /** Opens the read path; with `diskCacheDir` set, the disk cache found there is taken up. */
-  static async create(source: RangeSource, options: Partial<ReadOptions> = {}, log: ReadLog | null = null): Promise<ReadPath> {
+  static async create(source: RangeSource, options: Partial<ReadOptions> = {}, log: ReadLog | null = null, context: ReadPathContext = {}): Promise<ReadPath> {
     const o = resolveReadOptions(options)
     const memoryError = sumMemoryError()
     if (memoryError) throw memoryError
@@ -75,7 +104,7 @@ export class ReadPath implements FileContent, OpenFile {
         return null
       })
     }
-    const path = new ReadPath(source, o, disk, log)
+    const path = new ReadPath(source, o, disk, log, context)
     path.diskCacheError = diskCacheError
     return path
   }
@@ -98,6 +127,34 @@ export class ReadPath implements FileContent, OpenFile {
   /** Waits for cache writes under way (before exit, and in tests). */
   async flush(): Promise<void> {
     await this.disk?.flush()
+  }
+
+  cachedBytes(file: RemoteFile): number {
+    return this.keeping.cachedBytes(file)
+  }
+
+  isKept(file: RemoteFile): boolean {
+    return this.keeping.isKept(file)
+  }
+
+  keep(files: readonly RemoteFile[]): Promise<void> {
+    return this.keeping.keep(files)
+  }
+
+  unkeep(files: readonly RemoteFile[]): Promise<void> {
+    return this.keeping.unkeep(files)
+  }
+
+  fetchAll(file: RemoteFile, options: { signal: AbortSignal; onProgress?: (bytesOnDisk: number) => void }): Promise<void> {
+    return this.keeping.fetchAll(file, options)
+  }
+
+  free(file: RemoteFile): Promise<number> {
+    return this.keeping.free(file)
+  }
+
+  cacheUse(): { keptBytes: number; otherBytes: number; budgetBytes: number } {
+    return this.keeping.cacheUse()
   }
 
   /** In the memory or disk cache: readable without the service. */

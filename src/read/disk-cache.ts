@@ -17,7 +17,9 @@
 // of every byte received, since the service hashes pieces, not blocks; the check runs at
 // several times CRC-32's speed. The index lives in memory and is rebuilt from the segments' record
 // headers at start. Eviction goes by whole segments, least recently used first, recency
-// carried across mounts by the segments' mtimes. Disk I/O is all async.
+// carried across mounts by the segments' mtimes. Segments of files kept offline are never
+// evicted, and the room set aside for them comes out of what the others may take
+// (kept-files.ts). Disk I/O is all async.
 import { createHash } from 'node:crypto'
 import { mkdir, open, rm, unlink, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -25,6 +27,7 @@ import PQueue from 'p-queue'
 import { blockSumIs } from './block-sum.js'
 import { bytesLength } from './bytes.js'
 import { findSegments, recordBytes } from './cache-records.js'
+import { KeptFiles } from './kept-files.js'
 import type { Block } from './memory-cache.js'
 import { RecordIO } from './record-io.js'
 
@@ -55,6 +58,8 @@ const TOUCH_GRAIN_MS = 10 * 60 * 1000
 interface Segment {
   /** Its key in the index: <file>/<segment number>. */
   key: string
+  /** The file's id (<file>). */
+  file: string
   path: string
   /** Bytes of the file, records being written included (offsets are handed out here). */
   size: number
@@ -115,11 +120,13 @@ export class DiskBlockCache {
   private constructor(
     private readonly root: string,
     readonly maxBytes: number,
+    /** Files kept offline, and each file's bytes here. */
+    readonly kept: KeptFiles,
   ) {}
 
-  /** Opens the cache in `dir`, rebuilding the index from what is there. */
+  /** Opens the cache in `dir`, rebuilding the index from what is there (the kept files' list first: the rebuild evicts). */
   static async open(dir: string, maxBytes: number): Promise<DiskBlockCache> {
-    const cache = new DiskBlockCache(join(dir, 'blocks-v5'), maxBytes)
+    const cache = new DiskBlockCache(join(dir, 'blocks-v5'), maxBytes, await KeptFiles.load(dir))
     // Blocks of earlier layouts (a file per block) are never read again. Removed in the
     // background: 10 GiB of them is ten thousand files, seconds the mount need not wait for.
     cache.oldLayouts = Promise.all(['blocks-v1', 'blocks-v2', 'blocks-v3', 'blocks-v4'].map((old) => rm(join(dir, old), { recursive: true, force: true })))
@@ -133,23 +140,24 @@ export class DiskBlockCache {
     const found = await findSegments(this.root, (path) => this.io.open(path))
     found.sort((a, b) => a.mtimeMs - b.mtimeMs)
     for (const f of found) {
-      const segment: Segment = { key: f.key, path: f.path, size: f.size, pins: 0, blocks: new Set(), touched: f.mtimeMs, ready: Promise.resolve(), broken: false }
+      const segment: Segment = { key: f.key, file: f.fileId, path: f.path, size: f.size, pins: 0, blocks: new Set(), touched: f.mtimeMs, ready: Promise.resolve(), broken: false }
       for (const r of f.records) {
         const key = `${f.fileId}/${r.block}`
         const old = this.records.get(key)
         if (old) old.segment.blocks.delete(key)
         // A block written again (after its check failed) is the later record.
-        this.records.set(key, { segment, offset: r.offset, length: r.length, sum: r.sum })
+        this.setRecord(key, { segment, offset: r.offset, length: r.length, sum: r.sum })
         segment.blocks.add(key)
       }
       this.segments.set(segment.key, segment)
-      this.indexedBytes += segment.size
+      this.grow(segment, segment.size)
     }
     // The budget may have shrunk since the last mount.
     await Promise.all(this.evict(0))
   }
 
-  private fileId(cacheKey: string): string {
+  /** The file's id here, a hash of its cache key (kept-files.ts knows files by it). */
+  fileId(cacheKey: string): string {
     let id = this.fileIds.get(cacheKey)
     if (id === undefined) {
       id = createHash('sha256').update(cacheKey).digest('hex').slice(0, 40)
@@ -185,7 +193,7 @@ export class DiskBlockCache {
     if (this.records.get(key) !== record) return intact ? data : undefined
     if (!intact) {
       // Its bytes stay in the segment until the segment goes; the block is fetched again.
-      this.records.delete(key)
+      this.deleteRecord(key)
       segment.blocks.delete(key)
       return undefined
     }
@@ -252,12 +260,14 @@ export class DiskBlockCache {
     const items = this.waiting.get(segKey)!
     this.waiting.delete(segKey)
     let total = items.reduce((n, i) => n + i.size, 0)
-    const unlinks = this.evict(total)
+    // A kept file's blocks have their room set aside: only other files' segments make way.
+    const keptFile = this.kept.has(fileId)
+    const unlinks = keptFile ? this.evict(0, total) : this.evict(total)
     // What does not fit the budget is left out, from the last.
-    const kept = [...items]
-    while (kept.length > 0 && this.indexedBytes + total > this.maxBytes) total -= kept.pop()!.size
+    const admitted = [...items]
+    if (!keptFile) while (admitted.length > 0 && total > this.kept.otherRoom(this.maxBytes, this.indexedBytes)) total -= admitted.pop()!.size
     let segment = this.segments.get(segKey)
-    if (kept.length === 0 || segment?.broken) return this.settle(items)
+    if (admitted.length === 0 || segment?.broken) return this.settle(items)
     if (!segment) {
       const path = join(this.root, fileId, `${segKey.slice(fileId.length + 1)}.seg`)
       // Made (empty) once, after any unlink of an earlier file of that name, before any
@@ -270,22 +280,21 @@ export class DiskBlockCache {
         await (await open(path, 'w', 0o600)).close()
       })
       ready.catch(() => {})
-      segment = { key: segKey, path, size: 0, pins: 0, blocks: new Set(), touched: Date.now(), ready, broken: false }
+      segment = { key: segKey, file: fileId, path, size: 0, pins: 0, blocks: new Set(), touched: Date.now(), ready, broken: false }
       this.segments.set(segKey, segment)
     }
     // The records' place is taken now, so writes of one segment never overlap.
     const offset = segment.size
-    segment.size += total
-    this.indexedBytes += total
+    this.grow(segment, total)
     segment.pins++
     try {
       // The bytes evicted for these records leave the disk before they land.
       await Promise.all([segment.ready, ...unlinks, ...this.unlinking])
-      const sums = await this.io.store(segment, offset, kept)
+      const sums = await this.io.store(segment, offset, admitted)
       if (this.segments.get(segKey) === segment) {
         let at = offset
-        kept.forEach((item, i) => {
-          this.records.set(item.key, { segment: segment!, offset: at, length: item.length, sum: sums[i]! })
+        admitted.forEach((item, i) => {
+          this.setRecord(item.key, { segment: segment!, offset: at, length: item.length, sum: sums[i]! })
           segment!.blocks.add(item.key)
           at += item.size
         })
@@ -311,15 +320,47 @@ export class DiskBlockCache {
     }
   }
 
-  /** Removes least recently used, unpinned segments until `incoming` more bytes fit; the unlinks to await. */
-  private evict(incoming: number): Promise<void>[] {
+  /**
+   * Removes least recently used segments no load or write holds and no kept file owns, until
+   * `incoming` more bytes of other files fit (`keptIncoming` of kept files); the unlinks to await.
+   */
+  evict(incoming = 0, keptIncoming = 0): Promise<void>[] {
     const unlinks: Promise<void>[] = []
     for (const segment of this.segments.values()) {
-      if (this.indexedBytes + incoming <= this.maxBytes) break
-      if (segment.pins > 0) continue
+      if (this.kept.otherRoom(this.maxBytes, this.indexedBytes, keptIncoming) >= incoming) break
+      if (segment.pins > 0 || this.kept.has(segment.file)) continue
       unlinks.push(this.drop(segment))
     }
     return unlinks
+  }
+
+  /**
+   * Removes the file's segments (kept or not: the caller decides) but those a load or write
+   * holds; the unlinks to await, and whether any segment was held.
+   */
+  dropFile(cacheKey: string): { unlinks: Promise<void>[]; held: boolean } {
+    const id = this.fileId(cacheKey)
+    const mine = [...this.segments.values()].filter((s) => s.file === id)
+    return { unlinks: mine.filter((s) => s.pins === 0).map((s) => this.drop(s)), held: mine.some((s) => s.pins > 0) }
+  }
+
+  private grow(segment: Segment, n: number): void {
+    segment.size += n
+    this.indexedBytes += n
+    this.kept.addStored(segment.file, n)
+  }
+
+  private setRecord(key: string, record: BlockRecord): void {
+    this.deleteRecord(key)
+    this.records.set(key, record)
+    this.kept.addVerified(record.segment.file, record.length)
+  }
+
+  private deleteRecord(key: string): void {
+    const record = this.records.get(key)
+    if (!record) return
+    this.records.delete(key)
+    this.kept.addVerified(record.segment.file, -record.length)
   }
 
   private drop(segment: Segment): Promise<void> {
@@ -327,7 +368,8 @@ export class DiskBlockCache {
     if (this.segments.get(segment.key) === segment) {
       this.segments.delete(segment.key)
       this.indexedBytes -= segment.size
-      for (const key of segment.blocks) if (this.records.get(key)?.segment === segment) this.records.delete(key)
+      this.kept.addStored(segment.file, -segment.size)
+      for (const key of segment.blocks) if (this.records.get(key)?.segment === segment) this.deleteRecord(key)
       segment.blocks.clear()
     }
     const done: Promise<void> = unlink(segment.path)
@@ -345,6 +387,11 @@ export class DiskBlockCache {
 
   get bytes(): number {
     return this.indexedBytes
+  }
+
+  /** Bytes of blocks waiting to be written (past MAX_WRITE_BACKLOG a block is not cached). */
+  get backlog(): number {
+    return this.backlogBytes
   }
 
   get count(): number {

@@ -1,0 +1,286 @@
+// Keeping files offline on the read path's caches (CacheKeeping, source.ts): the room a
+// file kept sets aside (kept-files.ts), and fetching what it lacks in the background.
+//
+// A background fetch goes through the same fetcher, hashes and caches as reads, below all
+// of them: it waits until no reader's fetch is under way or started in the last moment,
+// asks one piece-sized run at a time (across all files being fetched), at the lowest
+// priority, so a reader that comes meanwhile waits at most for that run. Its blocks are
+// marked read in the memory cache (first to go), so they do not push readers' blocks out,
+// and a run ends only once its blocks are on disk: blocks the disk cache skipped (a full
+// write backlog) are looked for again in the next pass over the file. Blocks already on disk
+// are never asked again, so a fetch cut short (an abort, a remount, a kill) goes on where it
+// stopped: a kill can only leave the record being appended cut short, and the cache's
+// rebuild drops it.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { DeadlineError, IntegrityError, NetworkError, ServiceError } from '../api/errors.js'
+import { classify } from '../api/failure.js'
+import { spanCount } from '../base/chunk-grid.js'
+import type { BlockBuffers } from './block-buffers.js'
+import { recordBytes } from './cache-records.js'
+import { MAX_WRITE_BACKLOG, type DiskBlockCache } from './disk-cache.js'
+import { abortable } from './fetch-util.js'
+import { BACKGROUND, type BlockFetcher, type Fetch } from './fetcher.js'
+import { formatBytes, reservedBytes, roomShortfall } from './kept-files.js'
+import { blockKey, type Block, type MemoryBlockCache } from './memory-cache.js'
+import type { ReadOptions } from './options.js'
+import { NoRoomError, type CacheKeeping, type RangeSource, type RemoteFile } from './source.js'
+
+/** A reader's fetch that started or ended this recently (ms) still holds background fetches back. */
+const QUIET_MS = 500
+/** How often a waiting background fetch looks again whether it may go, ms. */
+const LOOK_MS = 50
+/** After a transient fault outlasted the deadline, ms before trying again (or until the service is found reachable again). */
+const PAUSE_MS = 5_000
+/** Passes over a file that got no block onto disk, with no fault to explain it, before fetchAll gives up. */
+const FRUITLESS_PASSES = 3
+
+/** What keeping files uses of the read path (content.ts: ReadPath). */
+export interface KeepingHost {
+  readonly options: ReadOptions
+  readonly memory: MemoryBlockCache
+  readonly fetcher: BlockFetcher
+  readonly disk: DiskBlockCache | null
+  readonly source: RangeSource
+  readonly buffers: BlockBuffers
+  /** Why the disk cache could not be opened, when it could not. */
+  readonly diskCacheError: unknown
+  /** Hands a verified block to the disk cache; the write (settled once on disk or given up). */
+  storeOnDisk(file: RemoteFile, block: number, data: Block): Promise<void>
+  /** The write of a block handed to the disk cache, while under way. */
+  diskWrite(file: RemoteFile, block: number): Promise<void> | undefined
+}
+
+export class Keeping implements CacheKeeping {
+  /** Keeps and unkeeps, one at a time: each judges the room the ones before left. */
+  private changes: Promise<unknown> = Promise.resolve()
+  /** Background runs, one at a time across all files. */
+  private turn: Promise<unknown> = Promise.resolve()
+
+  constructor(
+    private readonly path: KeepingHost,
+    /** Bytes the cache may still take from its disk; absent: only the budget counts. */
+    private readonly freeSpace?: () => Promise<number>,
+  ) {}
+
+  cachedBytes(file: RemoteFile): number {
+    const { disk } = this.path
+    return disk ? disk.kept.verifiedBytes(disk.fileId(file.cacheKey)) : 0
+  }
+
+  isKept(file: RemoteFile): boolean {
+    const { disk } = this.path
+    return disk !== null && disk.kept.has(disk.fileId(file.cacheKey))
+  }
+
+  cacheUse(): { keptBytes: number; otherBytes: number; budgetBytes: number } {
+    const { disk } = this.path
+    if (!disk) return { keptBytes: 0, otherBytes: 0, budgetBytes: 0 }
+    return { keptBytes: disk.kept.reservedBytes, otherBytes: disk.bytes - disk.kept.keptStoredBytes, budgetBytes: disk.maxBytes }
+  }
+
+  keep(files: readonly RemoteFile[]): Promise<void> {
+    return this.change(async (disk) => {
+      const { kept } = disk
+      const entries = new Map<string, number>()
+      for (const f of files) {
+        const id = disk.fileId(f.cacheKey)
+        if (!kept.has(id)) entries.set(id, reservedBytes(f.size, this.path.options.blockSize))
+      }
+      if (entries.size === 0) return
+      const adding = { reservedBytes: 0, storedBytes: 0 }
+      for (const [id, reserved] of entries) {
+        adding.reservedBytes += reserved
+        adding.storedBytes += kept.storedBytes(id)
+      }
+      const freeBytes = this.freeSpace ? await this.freeSpace() : null
+      const short = roomShortfall({
+        budgetBytes: disk.maxBytes, keptBytes: kept.reservedBytes, keptStoredBytes: kept.keptStoredBytes,
+        otherBytes: disk.bytes - kept.keptStoredBytes, freeBytes,
+      }, adding)
+      if (short) throw new NoRoomError(short.message, short.needed)
+      await kept.keep([...entries].map(([id, reserved]) => ({ id, reserved })))
+      // Other files may now take less: what they hold past it goes at once, not at the next write.
+      await Promise.all(disk.evict())
+    }, files)
+  }
+
+  unkeep(files: readonly RemoteFile[]): Promise<void> {
+    const { disk } = this.path
+    if (!disk) return Promise.resolve()
+    return this.change(async () => {
+      await disk.kept.unkeep(files.map((f) => disk.fileId(f.cacheKey)))
+      await Promise.all(disk.evict())
+    }, files)
+  }
+
+  async free(file: RemoteFile): Promise<number> {
+    const { disk } = this.path
+    if (!disk || this.isKept(file)) return 0
+    const id = disk.fileId(file.cacheKey)
+    const before = disk.kept.storedBytes(id)
+    // A segment being read or written is left until that is over.
+    for (let tries = 0; tries < 100; tries++) {
+      const { unlinks, held } = disk.dropFile(file.cacheKey)
+      await Promise.all(unlinks)
+      if (!held || this.isKept(file)) break
+      await sleep(LOOK_MS)
+    }
+    return before - disk.kept.storedBytes(id)
+  }
+
+  async fetchAll(file: RemoteFile, options: { signal: AbortSignal; onProgress?: (bytesOnDisk: number) => void }): Promise<void> {
+    const { signal, onProgress } = options
+    const { disk } = this.path
+    if (!disk) throw this.noDiskCache(file.size)
+    signal.throwIfAborted()
+    const { blockSize, pieceSize } = this.path.options
+    const blocks = spanCount(file.size, blockSize)
+    const runBlocks = Math.max(1, Math.floor(pieceSize / blockSize))
+    for (let fruitless = 0; ;) {
+      const missing: number[] = []
+      for (let b = 0; b < blocks; b++) if (!disk.has(file.cacheKey, b)) missing.push(b)
+      if (missing.length === 0) return
+      const before = this.cachedBytes(file)
+      let troubled = false
+      for (const [first, end] of runsOf(missing, runBlocks)) {
+        try {
+          await this.inTurn(() => this.fetchRun(file, first, end, signal), signal)
+        } catch (e) {
+          if (signal.aborted) throw signal.reason
+          const verdict = judge(e)
+          if (verdict === 'definitive') throw e
+          troubled = true
+          if (verdict === 'transient') await this.pause(signal)
+        }
+        onProgress?.(this.cachedBytes(file))
+      }
+      if (troubled || this.cachedBytes(file) > before) fruitless = 0
+      else if (++fruitless >= FRUITLESS_PASSES) throw new Error(`${file.fileName}: its blocks could not be written to the disk cache`)
+    }
+  }
+
+  /**
+   * Blocks [first, end) of the file onto disk: from memory when a reader has them, by
+   * waiting on a reader's fetch under way, else fetched at BACKGROUND priority. Goes once
+   * readers are quiet and the disk cache's write backlog has room for the run.
+   */
+  private async fetchRun(file: RemoteFile, first: number, end: number, signal: AbortSignal): Promise<void> {
+    const { disk, fetcher, memory } = this.path
+    await this.until(() => fetcher.foregroundInFlight === 0 && Date.now() - fetcher.lastForegroundAt >= QUIET_MS, signal)
+    const runBytes = (end - first) * recordBytes(this.path.options.blockSize)
+    await this.until(() => disk!.backlog + runBytes <= MAX_WRITE_BACKLOG, signal)
+    const reach = this.path.source.reachability
+    if (reach && !reach.online) throw reach.offlineError()
+    const owner = {}
+    const started: Fetch[] = []
+    const waits: Promise<unknown>[] = []
+    let from = -1
+    const startFetch = (to: number) => {
+      if (from < 0) return
+      started.push(fetcher.start(file, from, to, owner, BACKGROUND))
+      for (let b = from; b < to; b++) waits.push(this.landed(file, b, true))
+      from = -1
+    }
+    for (let b = first; b < end; b++) {
+      const key = blockKey(file.cacheKey, b)
+      const held = disk!.has(file.cacheKey, b) ? undefined : memory.has(key) ? memory.get(key) : undefined
+      if (disk!.has(file.cacheKey, b) || held || fetcher.inFlight(file, b)) {
+        startFetch(b)
+        if (held) waits.push(this.path.storeOnDisk(file, b, held))
+        // A reader's fetch: waited on, not joined, so it stays the reader's.
+        else if (!disk!.has(file.cacheKey, b)) waits.push(this.landed(file, b, false))
+      } else if (from < 0) from = b
+    }
+    startFetch(end)
+    try {
+      await abortable(Promise.all(waits), signal)
+    } finally {
+      // Done, failed or aborted: what is still under way for this run stops.
+      for (const f of started) f.release(owner)
+    }
+  }
+
+  /** Block `b`, being fetched, once on disk (or its write given up); `ours`: marked read in the memory cache. */
+  private landed(file: RemoteFile, b: number, ours: boolean): Promise<void> {
+    const pending = this.path.fetcher.waitFor(file, b)
+    if (!pending) return Promise.resolve()
+    return pending.then(() => {
+      if (ours) this.path.memory.get(blockKey(file.cacheKey, b), false)
+      return this.path.diskWrite(file, b)
+    })
+  }
+
+  /** Runs `fn` in the background's turn: one at a time, across all files. */
+  private inTurn(fn: () => Promise<void>, signal: AbortSignal): Promise<void> {
+    const run = this.turn.then(() => {
+      signal.throwIfAborted()
+      return fn()
+    })
+    this.turn = run.catch(() => {})
+    return run
+  }
+
+  private change(fn: (disk: DiskBlockCache) => Promise<void>, files: readonly RemoteFile[]): Promise<void> {
+    const { disk } = this.path
+    if (!disk) return Promise.reject(this.noDiskCache(files.reduce((n, f) => n + f.size, 0)))
+    const run = this.changes.then(() => fn(disk))
+    this.changes = run.catch(() => {})
+    return run
+  }
+
+  private noDiskCache(needed: number): NoRoomError {
+    const why = this.path.diskCacheError
+    const reason = why ? `the disk cache could not be opened (${why instanceof Error ? why.message : String(why)})` : 'the disk cache is off (diskCacheBytes 0 or no cache folder)'
+    return new NoRoomError(`needs ${formatBytes(needed)} of room in the cache, and ${reason}`, needed)
+  }
+
+  /** Waits until `ready()` holds, looking every LOOK_MS. */
+  private async until(ready: () => boolean, signal: AbortSignal): Promise<void> {
+    while (!ready()) await sleep(LOOK_MS, undefined, { signal })
+  }
+
+  /** After a transient fault outlasted the deadline: until the service is found reachable again, or PAUSE_MS while it is thought reachable. */
+  private async pause(signal: AbortSignal): Promise<void> {
+    const reach = this.path.source.reachability
+    if (!reach || reach.online) return void (await sleep(PAUSE_MS, undefined, { signal }))
+    await new Promise<void>((resolve, reject) => {
+      const stop = reach.onChange((s) => {
+        if (s.online) done()
+      })
+      const onAbort = () => {
+        stop()
+        reject(signal.reason)
+      }
+      const done = () => {
+        stop()
+        signal.removeEventListener('abort', onAbort)
+        resolve()
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      if (reach.online) done()
+    })
+  }
+}
+
+/** Consecutive blocks of `missing` (ascending) as runs [first, end), none longer than `most` nor across a multiple of it. */
+function runsOf(missing: readonly number[], most: number): [number, number][] {
+  const runs: [number, number][] = []
+  for (const b of missing) {
+    const last = runs[runs.length - 1]
+    if (last && last[1] === b && Math.floor(b / most) === Math.floor(last[0] / most)) last[1] = b + 1
+    else runs.push([b, b + 1])
+  }
+  return runs
+}
+
+/**
+ * What a failed run means: a definitive answer (the transfer gone) ends the fetch; a
+ * transient fault that outlasted the deadline pauses it; a reader's fetch it waited on
+ * being cancelled only needs the run asked again.
+ */
+function judge(e: unknown): 'definitive' | 'transient' | 'again' {
+  if (e instanceof ServiceError) return classify('download', e).retry ? 'transient' : 'definitive'
+  if (e instanceof DeadlineError || e instanceof NetworkError || e instanceof IntegrityError) return 'transient'
+  if (e instanceof Error && e.name === 'AbortError') return 'again'
+  return 'definitive'
+}
