@@ -140,7 +140,7 @@ export class DiskBlockCache {
     const found = await findSegments(this.root, (path) => this.io.open(path))
     found.sort((a, b) => a.mtimeMs - b.mtimeMs)
     for (const f of found) {
-      const segment: Segment = { key: f.key, file: f.fileId, path: f.path, size: f.size, pins: 0, blocks: new Set(), touched: f.mtimeMs, ready: Promise.resolve(), broken: false }
+      const segment: Segment = { key: f.key, file: f.fileId, path: f.path, size: 0, pins: 0, blocks: new Set(), touched: f.mtimeMs, ready: Promise.resolve(), broken: false }
       for (const r of f.records) {
         const key = `${f.fileId}/${r.block}`
         const old = this.records.get(key)
@@ -150,7 +150,7 @@ export class DiskBlockCache {
         segment.blocks.add(key)
       }
       this.segments.set(segment.key, segment)
-      this.grow(segment, segment.size)
+      this.grow(segment, f.size)
     }
     // The budget may have shrunk since the last mount.
     await Promise.all(this.evict(0))

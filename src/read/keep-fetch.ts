@@ -31,6 +31,8 @@ const QUIET_MS = 500
 const LOOK_MS = 50
 /** After a transient fault outlasted the deadline, ms before trying again (or until the service is found reachable again). */
 const PAUSE_MS = 5_000
+/** At most this long (ms) an aborted run waits for its fetches to stop. */
+const SETTLE_MS = 10_000
 /** Passes over a file that got no block onto disk, with no fault to explain it, before fetchAll gives up. */
 const FRUITLESS_PASSES = 3
 
@@ -174,11 +176,13 @@ export class Keeping implements CacheKeeping {
     const owner = {}
     const started: Fetch[] = []
     const waits: Promise<unknown>[] = []
+    /** Writes this run made, or will make from its own fetches. */
+    const mine: Promise<unknown>[] = []
     let from = -1
     const startFetch = (to: number) => {
       if (from < 0) return
       started.push(fetcher.start(file, from, to, owner, BACKGROUND))
-      for (let b = from; b < to; b++) waits.push(this.landed(file, b, true))
+      for (let b = from; b < to; b++) mine.push(this.landed(file, b, true))
       from = -1
     }
     for (let b = first; b < end; b++) {
@@ -186,17 +190,22 @@ export class Keeping implements CacheKeeping {
       const held = disk!.has(file.cacheKey, b) ? undefined : memory.has(key) ? memory.get(key) : undefined
       if (disk!.has(file.cacheKey, b) || held || fetcher.inFlight(file, b)) {
         startFetch(b)
-        if (held) waits.push(this.path.storeOnDisk(file, b, held))
+        if (held) mine.push(this.path.storeOnDisk(file, b, held))
         // A reader's fetch: waited on, not joined, so it stays the reader's.
         else if (!disk!.has(file.cacheKey, b)) waits.push(this.landed(file, b, false))
       } else if (from < 0) from = b
     }
     startFetch(end)
     try {
-      await abortable(Promise.all(waits), signal)
+      await abortable(Promise.all([...waits, ...mine]), signal)
     } finally {
-      // Done, failed or aborted: what is still under way for this run stops.
+      // Done, failed or aborted: what is still under way for this run stops, and the run
+      // ends only once it has (a piece being verified may yet hand its blocks to the disk
+      // cache), so that nothing of it is written after fetchAll has settled.
       for (const f of started) f.release(owner)
+      const until = Date.now() + SETTLE_MS
+      while (started.some((f) => !f.done) && Date.now() < until) await sleep(LOOK_MS)
+      await Promise.all(mine.map((w) => w.catch(() => {})))
     }
   }
 
