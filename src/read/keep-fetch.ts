@@ -138,35 +138,44 @@ export class Keeping implements CacheKeeping {
     const { blockSize, pieceSize } = this.path.options
     const blocks = spanCount(file.size, blockSize)
     const runBlocks = Math.max(1, Math.floor(pieceSize / blockSize))
+    const report = () => onProgress?.(this.cachedBytes(file))
     for (let fruitless = 0; ;) {
       const missing: number[] = []
       for (let b = 0; b < blocks; b++) if (!disk.has(file.cacheKey, b)) missing.push(b)
       if (missing.length === 0) return
       const before = this.cachedBytes(file)
       let troubled = false
-      for (const [first, end] of runsOf(missing, runBlocks)) {
-        try {
-          await this.inTurn(() => this.fetchRun(file, first, end, signal), signal)
-        } catch (e) {
-          if (signal.aborted) throw signal.reason
-          const verdict = judge(e)
-          if (verdict === 'definitive') throw e
-          troubled = true
-          if (verdict === 'transient') await this.pause(signal)
+      // A run's blocks are written while the next run is fetched; the pass ends once all are.
+      const writing: Promise<unknown>[] = []
+      try {
+        for (const [first, end] of runsOf(missing, runBlocks)) {
+          try {
+            const written = Promise.all(await this.inTurn(() => this.fetchRun(file, first, end, signal), signal))
+            writing.push(written.then(report))
+          } catch (e) {
+            if (signal.aborted) throw signal.reason
+            const verdict = judge(e)
+            if (verdict === 'definitive') throw e
+            troubled = true
+            if (verdict === 'transient') await this.pause(signal)
+          }
         }
-        onProgress?.(this.cachedBytes(file))
+      } finally {
+        await Promise.all(writing)
       }
+      report()
       if (troubled || this.cachedBytes(file) > before) fruitless = 0
       else if (++fruitless >= FRUITLESS_PASSES) throw new Error(`${file.fileName}: its blocks could not be written to the disk cache`)
     }
   }
 
   /**
-   * Blocks [first, end) of the file onto disk: from memory when a reader has them, by
-   * waiting on a reader's fetch under way, else fetched at BACKGROUND priority. Goes once
-   * readers are quiet and the disk cache's write backlog has room for the run.
+   * Blocks [first, end) of the file, from memory when a reader has them, by waiting on a
+   * reader's fetch under way, else fetched at BACKGROUND priority; the writes of them to
+   * the disk cache, once all have arrived. Goes once readers are quiet and the disk cache's
+   * write backlog has room for the run.
    */
-  private async fetchRun(file: RemoteFile, first: number, end: number, signal: AbortSignal): Promise<void> {
+  private async fetchRun(file: RemoteFile, first: number, end: number, signal: AbortSignal): Promise<Promise<void>[]> {
     const { disk, fetcher, memory } = this.path
     await this.until(() => fetcher.foregroundInFlight === 0 && Date.now() - fetcher.lastForegroundAt >= QUIET_MS, signal)
     const runBytes = (end - first) * recordBytes(this.path.options.blockSize)
@@ -175,52 +184,52 @@ export class Keeping implements CacheKeeping {
     if (reach && !reach.online) throw reach.offlineError()
     const owner = {}
     const started: Fetch[] = []
-    const waits: Promise<unknown>[] = []
-    /** Writes this run made, or will make from its own fetches. */
-    const mine: Promise<unknown>[] = []
+    const arrivals: Promise<Arrived>[] = []
     let from = -1
     const startFetch = (to: number) => {
       if (from < 0) return
       started.push(fetcher.start(file, from, to, owner, BACKGROUND))
-      for (let b = from; b < to; b++) mine.push(this.landed(file, b, true))
+      for (let b = from; b < to; b++) arrivals.push(this.arrival(file, b, true))
       from = -1
     }
     for (let b = first; b < end; b++) {
       const key = blockKey(file.cacheKey, b)
-      const held = disk!.has(file.cacheKey, b) ? undefined : memory.has(key) ? memory.get(key) : undefined
-      if (disk!.has(file.cacheKey, b) || held || fetcher.inFlight(file, b)) {
+      const onDisk = disk!.has(file.cacheKey, b)
+      const held = onDisk || !memory.has(key) ? undefined : memory.get(key)
+      if (onDisk || held || fetcher.inFlight(file, b)) {
         startFetch(b)
-        if (held) mine.push(this.path.storeOnDisk(file, b, held))
+        if (held) arrivals.push(Promise.resolve({ write: this.path.storeOnDisk(file, b, held) }))
         // A reader's fetch: waited on, not joined, so it stays the reader's.
-        else if (!disk!.has(file.cacheKey, b)) waits.push(this.landed(file, b, false))
+        else if (!onDisk) arrivals.push(this.arrival(file, b, false))
       } else if (from < 0) from = b
     }
     startFetch(end)
     try {
-      await abortable(Promise.all([...waits, ...mine]), signal)
-    } finally {
-      // Done, failed or aborted: what is still under way for this run stops, and the run
-      // ends only once it has (a piece being verified may yet hand its blocks to the disk
-      // cache), so that nothing of it is written after fetchAll has settled.
+      return (await abortable(Promise.all(arrivals), signal)).map((a) => a.write)
+    } catch (e) {
+      // Failed or aborted: what is still under way for this run stops, and the run ends
+      // only once it has (a piece being verified may yet hand its blocks to the disk cache)
+      // and what arrived is written, so that nothing of it is written after fetchAll settles.
       for (const f of started) f.release(owner)
       const until = Date.now() + SETTLE_MS
       while (started.some((f) => !f.done) && Date.now() < until) await sleep(LOOK_MS)
-      await Promise.all(mine.map((w) => w.catch(() => {})))
+      await Promise.all(arrivals.map((a) => a.then((x) => x.write, () => {})))
+      throw e
     }
   }
 
-  /** Block `b`, being fetched, once on disk (or its write given up); `ours`: marked read in the memory cache. */
-  private landed(file: RemoteFile, b: number, ours: boolean): Promise<void> {
+  /** Block `b`, being fetched, once it has arrived, with its write; `ours`: marked read in the memory cache. */
+  private arrival(file: RemoteFile, b: number, ours: boolean): Promise<Arrived> {
     const pending = this.path.fetcher.waitFor(file, b)
-    if (!pending) return Promise.resolve()
+    if (!pending) return Promise.resolve({ write: Promise.resolve() })
     return pending.then(() => {
       if (ours) this.path.memory.get(blockKey(file.cacheKey, b), false)
-      return this.path.diskWrite(file, b)
+      return { write: this.path.diskWrite(file, b) ?? Promise.resolve() }
     })
   }
 
   /** Runs `fn` in the background's turn: one at a time, across all files. */
-  private inTurn(fn: () => Promise<void>, signal: AbortSignal): Promise<void> {
+  private inTurn<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
     const run = this.turn.then(() => {
       signal.throwIfAborted()
       return fn()
@@ -269,6 +278,11 @@ export class Keeping implements CacheKeeping {
       if (reach.online) done()
     })
   }
+}
+
+/** A block of a run that has arrived: its write to the disk cache (an object, so that the promise is not taken for the block's). */
+interface Arrived {
+  write: Promise<void>
 }
 
 /** Consecutive blocks of `missing` (ascending) as runs [first, end), none longer than `most` nor across a multiple of it. */
