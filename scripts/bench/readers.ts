@@ -15,20 +15,22 @@
 //   rows say so.
 // For each read: its time, bytes served and hashed by the service per byte read, range GETs,
 // GetRangeHash calls and TLS connections (the service's counters), what the service served
-// after the reader exited (until the mount stopped), and CPU seconds per GiB of the mount, the
-// reader and the service. Then the ratios against the O_DIRECT reader of the same bytes, mount
-// kind and library in this run, with their targets, and the CPU of mount + reader against
-// `curl | md5sum` of the same bytes (the floor; `cat`'s target is 1.5).
+// after the reader exited (until the mount stopped), CPU seconds per GiB of the mount, the
+// reader and the service, and the cores they and the rest of the machine kept busy meanwhile
+// (on a shared machine the times mean little when the rest was busy). Then the ratios against
+// the O_DIRECT reader of the same bytes, mount kind and library in this run, with their
+// targets, and the CPU of mount + reader against `curl | md5sum` of the same bytes (the
+// floor; `cat`'s target is 1.5).
 // The null filesystem (null-fs.ts) runs the same readers at the same two readaheads: what
 // filling the page cache costs any FUSE file system on this machine.
-import { mkdir, readFile, rm } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { DEFAULT_SETTINGS, FUSE_LIBRARIES } from '../../src/config/settings.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
 import { allowFuseDevice, ensureNormalUser, releaseFolder, removeUserFolders, runAs, userAccount, type NormalUser } from '../../test/support/normal-user.js'
 import type { Transfer } from '../../src/api/types.js'
 import {
-  childrenCpuSeconds, cliEntry, type Counters, cpuSeconds, dropCaches, fileOnMount, GiB, MiB, perGiB, ratio, sh, verifiedFetchFloor,
+  childrenCpuSeconds, cliEntry, type Counters, cpuSeconds, dropCaches, fileOnMount, GiB, machineBusySeconds, MiB, perGiB, ratio, sh, verifiedFetchFloor,
   withBenchWorld, withNullFs, type BenchWorld,
 } from './world.js'
 
@@ -130,7 +132,8 @@ async function userKind(w: BenchWorld, transfer: Transfer, user: NormalUser): Pr
     async mount(library) {
       if (!signedIn) await transferfs(['login', '--email', w.service.user.email, '--password-stdin'], library, w.service.user.password)
       signedIn = true
-      await mkdir(mountDir, { recursive: true })
+      // The user's own folder: fusermount mounts only on a folder the user may write.
+      await run('mkdir -p "$1"', [mountDir])
       const out = await transferfs(['mount', mountDir], library)
       const pid = Number(/process (\d+)/.exec(out)?.[1])
       if (!(pid > 0)) throw new Error(`transferfs mount as ${user.name} printed no process: ${out}`)
@@ -178,6 +181,8 @@ interface Read {
   mountCpu: number
   readerCpu: number
   serviceCpu: number
+  /** What the rest of the machine used meanwhile (other work, the kernel's writeback). */
+  othersCpu: number
   /** The service's counters when the reader exited; null for the null filesystem. */
   counters: Counters | null
   /** Bytes the service served after the reader exited, until the mount stopped. */
@@ -211,18 +216,21 @@ await withBenchWorld('readers', {}, async (w) => {
   const coldRead = async (m: Mounted, reader: Reader, counted: boolean): Promise<Read> => {
     await dropCaches()
     if (counted) await service.control('POST', '/counters/reset')
-    const cpu0 = [await cpuSeconds(m.pid), await cpuSeconds(service.pid)]
+    const cpu0 = [await cpuSeconds(m.pid), await cpuSeconds(service.pid), await machineBusySeconds()]
     const r = await m.run(`set -e; ${reader.script}; times`, [m.file, m.copy])
-    const cpu1 = [await cpuSeconds(m.pid), await cpuSeconds(service.pid)]
+    const cpu1 = [await cpuSeconds(m.pid), await cpuSeconds(service.pid), await machineBusySeconds()]
     const counters = counted ? await service.counters() : null
     await rm(m.copy, { force: true })
-    return { ms: r.ms, bytes: reader.bytes, mountCpu: cpu1[0]! - cpu0[0]!, readerCpu: childrenCpuSeconds(r.stdout), serviceCpu: cpu1[1]! - cpu0[1]!, counters, servedAfter: 0 }
+    const [mountCpu, serviceCpu, busy] = cpu1.map((c, i) => c - cpu0[i]!) as [number, number, number]
+    const readerCpu = childrenCpuSeconds(r.stdout)
+    return { ms: r.ms, bytes: reader.bytes, mountCpu, readerCpu, serviceCpu, othersCpu: busy - mountCpu - readerCpu - serviceCpu, counters, servedAfter: 0 }
   }
 
   /** The rows of one reader: its figures, then its ratios against its O_DIRECT baseline. */
   const report = (group: string, reader: Reader, r: Read, base: Read | undefined) => {
     const c = r.counters
-    const cpu = `CPU: mount ${perGiB(r.mountCpu, r.bytes)} + reader ${perGiB(r.readerCpu, r.bytes)}, service ${perGiB(r.serviceCpu, r.bytes)}`
+    const cpu = `CPU: mount ${perGiB(r.mountCpu, r.bytes)} + reader ${perGiB(r.readerCpu, r.bytes)}, service ${perGiB(r.serviceCpu, r.bytes)}; ` +
+      `cores busy: ours ${ratio((r.mountCpu + r.readerCpu + r.serviceCpu) / (r.ms / 1000))}, the rest of the machine ${ratio(r.othersCpu / (r.ms / 1000))}`
     const counts = c
       ? `; served ${ratio(c.bytesServed / r.bytes)}, hashed ${ratio(c.bytesHashed / r.bytes)}; ${c.routes.download ?? 0} GETs + ${c.routes.rangehash ?? 0} hash calls, ${c.fileConnections} TLS; ${(r.servedAfter / MiB).toFixed(0)} MiB served after exit`
       : ''

@@ -44,6 +44,13 @@ export async function cpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
+/** CPU seconds every core of the machine has been busy so far (all processes and the kernel, from /proc/stat). */
+export async function machineBusySeconds(): Promise<number> {
+  // user nice system idle iowait irq softirq steal: all but idle and iowait.
+  const f = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
+  return [0, 1, 2, 5, 6, 7].reduce((sum, i) => sum + (f[i] ?? 0), 0) / 100
+}
+
 /** MiB: the process's peak resident set since it started or since resetPeakRss. */
 export async function peakRssMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8')
