@@ -12,6 +12,7 @@ import type { BodySink } from '../../src/api/range-sockets.js'
 import { toBuffer } from '../../src/read/bytes.js'
 import { ReadPath, type ReadPathContext } from '../../src/read/content.js'
 import { reservedBytes } from '../../src/read/kept-files.js'
+import { blockKey } from '../../src/read/memory-cache.js'
 import type { ReadOptions } from '../../src/read/options.js'
 import { ServiceRangeSource } from '../../src/read/service-source.js'
 import { NoRoomError, type RangeSource, type RemoteFile } from '../../src/read/source.js'
@@ -164,6 +165,24 @@ describe('keeping files offline', () => {
       await rp.flush()
     }
     expect(rp.cachedBytes(kept)).toBeLessThan(kept.size)
+  })
+
+  it('a remount with a smaller budget evicts other files to fit, never a kept one', async () => {
+    const kept = get('kept.bin').file
+    const first = await open({ diskCacheBytes: 256 * MiB })
+    await first.keep([kept])
+    await first.fetchAll(kept, { signal: new AbortController().signal })
+    for (const name of ['other-1.bin', 'other-2.bin', 'reader.bin']) await readAll(first, get(name).file)
+    await first.flush()
+    expect(first.disk!.bytes).toBeGreaterThan(48 * MiB)
+    // The index rebuild evicts down to the budget at start: the kept list is read before it.
+    const budget = 24 * MiB
+    const second = await open({ diskCacheBytes: budget })
+    expect(second.isKept(kept)).toBe(true)
+    expect(second.cachedBytes(kept)).toBe(kept.size)
+    expect(second.disk!.bytes).toBeLessThanOrEqual(budget)
+    expect(second.cacheUse().otherBytes).toBeLessThanOrEqual(budget - reservedBytes(kept.size, GRID.blockSize))
+    await readOffline('kept.bin')
   })
 
   it('a keep past the budget is refused with the room it lacks, keeps nothing and fetches nothing', async () => {
@@ -326,6 +345,30 @@ describe('keeping files offline', () => {
     expect(Math.min(...keptStarts)).toBeGreaterThan(lastReaderEnd)
     expect(rp.cachedBytes(kept)).toBe(kept.size)
   }, 60_000)
+
+  it('blocks fetched in the background do not push a reader\'s blocks out of the memory cache', async () => {
+    // A memory cache of a few MiB, far smaller than the file kept.
+    const rp = await open({ memoryCacheBytes: 80 * MiB })
+    const room = rp.memory.maxBytes
+    const reader = get('reader.bin')
+    const kept = get('kept.bin').file
+    expect(room).toBeLessThan(kept.size / 2)
+    // Whole blocks here and there, as a reader jumping about reads them: kept in memory.
+    const blocks = [3, 17, 31, 45, 59, 73].slice(0, Math.floor(room / GRID.blockSize / 2))
+    for (const b of blocks) {
+      const at = b * GRID.blockSize
+      const h = rp.open(reader.file)
+      expect(toBuffer(await h.read(at, GRID.blockSize - 4 * KiB)).equals(reader.data.subarray(at, at + GRID.blockSize - 4 * KiB))).toBe(true)
+      h.close()
+    }
+    expect(rp.stats.bytesReceived).toBe(blocks.length * GRID.blockSize)
+    const inMemory = () => blocks.filter((b) => rp.memory.has(blockKey(reader.file.cacheKey, b))).length
+    expect(inMemory()).toBe(blocks.length)
+    await rp.keep([kept])
+    await rp.fetchAll(kept, { signal: new AbortController().signal })
+    expect(rp.cachedBytes(kept)).toBe(kept.size)
+    expect(inMemory()).toBe(blocks.length)
+  })
 
   it('free drops an unkept file\'s blocks from disk and returns the bytes; a kept file keeps them', async () => {
     const rp = await open()
