@@ -5,9 +5,10 @@
 // of them: it waits until no reader's fetch is under way or started in the last moment,
 // asks one piece-sized run at a time (across all files being fetched), at the lowest
 // priority, so a reader that comes meanwhile waits at most for that run. Its blocks are
-// marked read in the memory cache (first to go), so they do not push readers' blocks out,
-// and a run ends only once its blocks are on disk: blocks the disk cache skipped (a full
-// write backlog) are looked for again in the next pass over the file. Blocks already on disk
+// marked read in the memory cache (first to go), so they do not push readers' blocks out.
+// A run's blocks are written while the next run is fetched, and a pass over the file ends
+// once all are on disk: blocks the disk cache skipped (a full write backlog) are looked for
+// again in the next pass, from memory when still there. Blocks already on disk
 // are never asked again, so a fetch cut short (an abort, a remount, a kill) goes on where it
 // stopped: a kill can only leave the record being appended cut short, and the cache's
 // rebuild drops it.
@@ -94,7 +95,8 @@ export class Keeping implements CacheKeeping {
         adding.reservedBytes += reserved
         adding.storedBytes += kept.storedBytes(id)
       }
-      const freeBytes = this.freeSpace ? await this.freeSpace() : null
+      // Free space that cannot be learnt leaves the budget alone to judge by.
+      const freeBytes = this.freeSpace ? await this.freeSpace().catch(() => null) : null
       const short = roomShortfall({
         budgetBytes: disk.maxBytes, keptBytes: kept.reservedBytes, keptStoredBytes: kept.keptStoredBytes,
         otherBytes: disk.bytes - kept.keptStoredBytes, freeBytes,
@@ -120,14 +122,14 @@ export class Keeping implements CacheKeeping {
     if (!disk || this.isKept(file)) return 0
     const id = disk.fileId(file.cacheKey)
     const before = disk.kept.storedBytes(id)
-    // A segment being read or written is left until that is over.
-    for (let tries = 0; tries < 100; tries++) {
+    // A segment being read or written is left until that is over (a few tries apart).
+    for (let tries = 0; tries < 100 && !this.isKept(file); tries++) {
       const { unlinks, held } = disk.dropFile(file.cacheKey)
       await Promise.all(unlinks)
-      if (!held || this.isKept(file)) break
+      if (!held) break
       await sleep(LOOK_MS)
     }
-    return before - disk.kept.storedBytes(id)
+    return Math.max(0, before - disk.kept.storedBytes(id))
   }
 
   async fetchAll(file: RemoteFile, options: { signal: AbortSignal; onProgress?: (bytesOnDisk: number) => void }): Promise<void> {
