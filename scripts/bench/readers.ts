@@ -181,7 +181,7 @@ interface Read {
   mountCpu: number
   readerCpu: number
   serviceCpu: number
-  /** What the rest of the machine used meanwhile (other work, the kernel's writeback). */
+  /** What the rest of the machine used meanwhile (other work, the kernel's writeback); 0 when the clock ticks' rounding makes it negative. */
   othersCpu: number
   /** The service's counters when the reader exited; null for the null filesystem. */
   counters: Counters | null
@@ -223,7 +223,7 @@ await withBenchWorld('readers', {}, async (w) => {
     await rm(m.copy, { force: true })
     const [mountCpu, serviceCpu, busy] = cpu1.map((c, i) => c - cpu0[i]!) as [number, number, number]
     const readerCpu = childrenCpuSeconds(r.stdout)
-    return { ms: r.ms, bytes: reader.bytes, mountCpu, readerCpu, serviceCpu, othersCpu: busy - mountCpu - readerCpu - serviceCpu, counters, servedAfter: 0 }
+    return { ms: r.ms, bytes: reader.bytes, mountCpu, readerCpu, serviceCpu, othersCpu: Math.max(0, busy - mountCpu - readerCpu - serviceCpu), counters, servedAfter: 0 }
   }
 
   /** The rows of one reader: its figures, then its ratios against its O_DIRECT baseline. */
