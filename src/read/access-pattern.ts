@@ -2,8 +2,9 @@
 // no I/O. Small first, big later (thumbnailers and type sniffers read only a file's first
 // bytes; a whole chunk for them is waste): a run starts with a head-sized fetch and each
 // further fetch of the run is twice the last, up to a whole chunk (rclone's chunk
-// doubling); having read R bytes in sequence, the prefetch keeps 2R ahead (up to
-// prefetchBytes). A jump away starts a new run, so random reads stay small and a peek at a
+// doubling); having read R bytes in sequence, the run has earned 2R ahead (up to
+// prefetchBytes), which the handle fetches as far as the link is quick enough to make worth it
+// (link-rate.ts). A jump away starts a new run, so random reads stay small and a peek at a
 // file's first bytes costs one head fetch.
 //
 // What counts as a jump: the kernel's readahead has up to max_background requests of up to
@@ -78,8 +79,10 @@ export class AccessPattern {
   }
 
   /**
-   * Bytes to keep fetched or in flight past `position`. Zero until the run has read more
-   * than one head: a single peek at a file prefetches nothing.
+   * Bytes the run has earned to keep fetched or in flight past `position`. Zero until the run
+   * has read more than one head: a single peek at a file prefetches nothing. On a slow link
+   * the handle fetches less far (link-rate.ts); a read within this reach is still the run's
+   * own, since the kernel's readahead arrives out of order by as much whatever the link.
    */
   get lookahead(): number {
     if (!this.established) return 0

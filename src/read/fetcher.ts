@@ -17,6 +17,7 @@ import { spanAt, spansWithin, type Span } from '../base/chunk-grid.js'
 import { blockKey, type Block } from './memory-cache.js'
 import { pieceMd5, warmPieceHashers } from './piece-hash.js'
 import type { BlockBuffers, PooledBuffer } from './block-buffers.js'
+import { LinkRate } from './link-rate.js'
 import { RangeHashes } from './range-hashes.js'
 import { streamRun, type PieceState, type RunDeps } from './run-stream.js'
 import { readSpan } from './span-read.js'
@@ -106,6 +107,8 @@ export class BlockFetcher {
   private readonly prefetchSlots: number
   private readonly hashes: RangeHashes
   readonly stats: FetchStats = { fetches: 0, spans: 0, bytesReceived: 0, mismatches: 0, retries: 0 }
+  /** What the range streams receive per second: how far ahead a reader's prefetch goes (handle.ts). */
+  readonly linkRate = new LinkRate()
   /** Readers' fetches and random reads' spans under way: background fetches wait until there are none. */
   private readonly foreground = new Set<object>()
   /** ms since the epoch: when a reader's fetch or span last started or ended (0: never). */
@@ -130,7 +133,7 @@ export class BlockFetcher {
     this.hashes = new RangeHashes(source, settings, this.policy)
     warmPieceHashers()
     this.runDeps = {
-      source, buffers, blockSize: settings.blockSize, stallTimeoutMs: settings.stallTimeoutMs, stats: this.stats,
+      source, buffers, blockSize: settings.blockSize, stallTimeoutMs: settings.stallTimeoutMs, stats: this.stats, rate: this.linkRate,
     }
   }
 

@@ -14,6 +14,7 @@ import type { DiskBlockCache } from './disk-cache.js'
 import { DiskStream, type BlockPool } from './disk-stream.js'
 import { DEMAND, PREFETCH, type BlockFetcher, type Fetch } from './fetcher.js'
 import { alignedSpan, blocksOf, planFetch } from './geometry.js'
+import { linkLookahead } from './link-rate.js'
 import { blockKey, type Block, type MemoryBlockCache } from './memory-cache.js'
 import type { ReadOptions } from './options.js'
 import type { ContentHandle, RangeSource, RemoteFile } from './source.js'
@@ -359,13 +360,19 @@ export class Handle implements ContentHandle {
     return path.fetcher.join(file, block, token)!.promise
   }
 
-  /** Keeps `lookahead` bytes past the reader fetched or in flight. */
+  /**
+   * Keeps bytes past the reader fetched or in flight: what its run has earned (lookahead),
+   * its share of prefetchBytes, and no more than the link delivers in a short while
+   * (link-rate.ts: further ahead only takes the link from the bytes it waits for).
+   */
   private prefetch(): void {
     const { path, file } = this
     const { blockSize } = path.options
     if (this.pattern.lookahead <= 0 || this.closed) return
     path.streaming.add(this)
-    const ahead = Math.min(this.pattern.lookahead, Math.floor(path.options.prefetchBytes / path.streaming.size))
+    const readers = path.streaming.size
+    const link = linkLookahead(path.fetcher.linkRate.bytesPerSecond, readers, path.options)
+    const ahead = Math.min(this.pattern.lookahead, Math.floor(path.options.prefetchBytes / readers), link)
     // Blocks below prefetchedTo were seen to already: looking at the whole window again on
     // every 128 KiB read was ~800k cache look-ups per GiB read, most of a re-read's CPU.
     const here = Math.floor(this.pattern.position / blockSize)

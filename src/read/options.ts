@@ -52,6 +52,14 @@ export interface ReadOptions {
    */
   prefetchBytes: number
   /**
+   * Milliseconds of what the link delivers kept fetched ahead of a sequential reader, beyond
+   * one piece (link-rate.ts): enough for the next fetch's request and its hash calls to make
+   * their round trips before the stream the reader waits on ends, so the link stays busy.
+   * More only fetches further ahead, taking the link's share from the bytes the reader waits
+   * for, and leaves more unread when it stops.
+   */
+  prefetchHorizonMs: number
+  /**
    * Bytes of tolerance around the end of the previous read that still count as
    * sequential. The kernel's readahead sends requests up to its whole window (the mount
    * sets 4 MiB) ahead of the reader, many at once and out of order; a tolerance below
@@ -98,6 +106,7 @@ export const DEFAULT_READ_OPTIONS: ReadOptions = {
   randomReadAlign: 4 * KiB,
   blockReadMin: 128 * KiB,
   prefetchBytes: 100 * MiB,
+  prefetchHorizonMs: 250,
   sequentialSlack: 8 * MiB,
   maxConcurrentFetches: 4,
   maxConcurrentHashes: 8,

@@ -8,6 +8,7 @@ import type { Span } from '../base/chunk-grid.js'
 import type { BlockBuffers, PooledBuffer } from './block-buffers.js'
 import { copyInto } from './bytes.js'
 import { abortable } from './fetch-util.js'
+import type { LinkRate } from './link-rate.js'
 import type { RangeSource, RemoteFile } from './source.js'
 
 /** Pieces of one fetch received and not yet judged against their hash, at most, before it reads on. */
@@ -34,6 +35,8 @@ export interface RunDeps {
   blockSize: number
   stallTimeoutMs: number
   stats: { bytesReceived: number }
+  /** Told when a stream is under way and what it receives: the link's rate, for the prefetch. */
+  rate: LinkRate
 }
 
 /** Judges a complete piece; its buffers are the judge's from then on. */
@@ -102,6 +105,7 @@ export async function streamRun(d: RunDeps, fetch: { file: RemoteFile; controlle
     lastData = Date.now()
     let data = received
     d.stats.bytesReceived += data.length
+    d.rate.received(data.length)
     if (at + data.length > runEnd) throw new NetworkError('range longer than asked', 'EPROTO')
     while (data.length > 0) {
       piece ??= open(run[index]!)
@@ -145,11 +149,13 @@ export async function streamRun(d: RunDeps, fetch: { file: RemoteFile; controlle
     return piece.buffers[Math.floor(piece.filled / blockSize)]!.memory.subarray(into, into + n)
   }
   watch(stallTimeoutMs)
+  const streamEnded = d.rate.begin()
   try {
     await abortable(d.source.streamRange(file, runStart, runEnd, receive, signal), signal)
     if (at < runEnd) throw new NetworkError(`range ended at ${at} of ${runEnd}`, 'ECONNRESET')
   } finally {
     over = true
+    streamEnded()
     clearTimeout(timer)
     // A piece cut off: its buffers go back (set by receive, which the compiler does not follow).
     for (const b of (piece as OpenPiece | null)?.buffers ?? []) d.buffers.drop(b)

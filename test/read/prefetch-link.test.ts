@@ -1,0 +1,60 @@
+// How far a sequential reader's prefetch reaches, with the link's rate given: no further than
+// the link delivers in the horizon plus a piece on a slow link, as far as the run has earned
+// on a fast one. The read path over an in-memory source; the rate is set by the test.
+import { describe, expect, it } from 'vitest'
+import { ReadPath } from '../../src/read/content.js'
+import { toBuffer } from '../../src/read/bytes.js'
+import { linkLookahead } from '../../src/read/link-rate.js'
+import { DEFAULT_READ_OPTIONS } from '../../src/read/options.js'
+import { MemorySource } from './memory-source.js'
+
+const KiB = 1024
+const MiB = 1024 * KiB
+const MB = 1e6
+
+/** Reads the first `upTo` bytes of a 120 MiB file as the kernel does (four 128 KiB reads at a time) with the link's rate taken as `rate`; the ranges asked. */
+async function readWithRate(rate: number | null, upTo: number): Promise<Array<{ start: number; end: number }>> {
+  const source = new MemorySource()
+  source.bufferSize = 256 * KiB
+  const data = Buffer.alloc(120 * MiB)
+  for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i)
+  const file = source.add('big', data)
+  const rp = await ReadPath.create(source, { memoryCacheBytes: 256 * MiB })
+  Object.defineProperty(rp.fetcher.linkRate, 'bytesPerSecond', { get: () => rate })
+  const h = rp.open(file)
+  const step = 128 * KiB
+  for (let pos = 0; pos < upTo; pos += 4 * step) {
+    const batch = [0, 1, 2, 3].map((k) => pos + k * step)
+    const got = await Promise.all(batch.map((p) => h.read(p, step)))
+    got.forEach((g, k) => expect(toBuffer(g).equals(data.subarray(batch[k]!, batch[k]! + step))).toBe(true))
+  }
+  await new Promise((r) => setTimeout(r, 50))
+  const ranges = source.ranges.map(({ start, end }) => ({ start, end }))
+  h.close()
+  return ranges
+}
+
+describe('the prefetch and the link', () => {
+  const { chunkSize } = DEFAULT_READ_OPTIONS
+  const read = 30 * MiB
+
+  it('through a slow link it asks nothing past what the link delivers in the horizon, plus a piece (or the kernel readahead)', async () => {
+    const rate = 4 * MB
+    const ranges = await readWithRate(rate, read)
+    const reach = read + linkLookahead(rate, 1, DEFAULT_READ_OPTIONS)
+    expect(Math.max(...ranges.map((r) => r.start))).toBeLessThan(reach)
+    // The chunk after the one being read is not asked yet.
+    expect(ranges.filter((r) => r.start >= chunkSize)).toEqual([])
+  })
+
+  it('through a fast link it fetches as far ahead as the run has earned', async () => {
+    const ranges = await readWithRate(1000 * MB, read)
+    // Having read 30 MiB the run keeps 60 MiB ahead: into the next chunk.
+    expect(ranges.filter((r) => r.start >= chunkSize).length).toBeGreaterThan(0)
+  })
+
+  it('before the link has been measured, likewise', async () => {
+    const ranges = await readWithRate(null, read)
+    expect(ranges.filter((r) => r.start >= chunkSize).length).toBeGreaterThan(0)
+  })
+})
