@@ -2,7 +2,8 @@
 // HTTPS: the service's counters tell every byte served, so a kept file fetched whole is seen
 // served once, a second fetch asks nothing, and a fetch resumed after an abort and a
 // "remount" (a new read path on the same cache folder) asks only the rest.
-import { mkdtemp, rm } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -18,6 +19,7 @@ import { ServiceRangeSource } from '../../src/read/service-source.js'
 import { NoRoomError, type RangeSource, type RemoteFile } from '../../src/read/source.js'
 import { remoteFileOf } from '../../src/vfs/transfer-tree.js'
 import { bytes, putTransfer } from '../cli/harness.js'
+import { REPO, TS_REGISTER } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 
 const KiB = 1024
@@ -69,6 +71,19 @@ afterEach(async () => {
   for (const rp of opened.splice(0)) await rp.flush()
   await rm(dir, { recursive: true, force: true, maxRetries: 5 })
 })
+
+/** A mount's read path in a process of its own: keeps the file and fetches it, printing the bytes on disk after each run. */
+const KEEP_CHILD = `
+const a = JSON.parse(process.env.KEEP_CHILD)
+const { TransferClient } = await import(a.repo + '/src/api/client.ts')
+const { ReadPath } = await import(a.repo + '/src/read/content.ts')
+const { ServiceRangeSource } = await import(a.repo + '/src/read/service-source.ts')
+const client = new TransferClient({ apiUrl: a.apiUrl, apiKey: a.apiKey, ca: a.ca })
+await client.auth.login(a.email, a.password)
+const rp = await ReadPath.create(new ServiceRangeSource(client), a.options)
+await rp.keep([a.file])
+await rp.fetchAll(a.file, { signal: new AbortController().signal, onProgress: (n) => process.stdout.write(n + '\\n') })
+`
 
 function get(name: string): { file: RemoteFile; data: Buffer } {
   return files.get(name)!
@@ -263,6 +278,51 @@ describe('keeping files offline', () => {
     await second.flush()
     await readOffline('kept.bin')
   })
+
+  it('a fetch killed half way (SIGKILL) goes on after a remount: the bytes on disk are not asked again', async () => {
+    const { file } = get('kept.bin')
+    // Slow enough that the kill lands half way.
+    await service.controls.throttle({ bytesPerSecond: 16 * MiB })
+    // A file, not -e: --input-type would pass on to the hashing threads, whose code is CommonJS.
+    const script = `${dir}.child.mjs`
+    await writeFile(script, KEEP_CHILD)
+    const child = spawn(process.execPath, ['--import', TS_REGISTER, script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        KEEP_CHILD: JSON.stringify({
+          repo: REPO, apiUrl: service.baseUrl, apiKey: service.apiKey, ca: service.caPem, email: service.user.email, password: service.user.password,
+          options: { ...GRID, diskCacheDir: dir, diskCacheBytes: 256 * MiB }, file,
+        }),
+      },
+    })
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)))
+    let errors = ''
+    child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()))
+    let lines = ''
+    child.stdout!.on('data', (chunk: Buffer) => {
+      lines += chunk.toString()
+      const last = Number(lines.trim().split('\n').at(-1))
+      if (last >= file.size / 2) child.kill('SIGKILL')
+    })
+    expect(await exited, errors).toBe('SIGKILL')
+    await rm(script, { force: true })
+    await service.controls.clearFaults()
+    const before = await settled()
+
+    const rp = await open()
+    expect(rp.isKept(file)).toBe(true)
+    const have = rp.cachedBytes(file)
+    expect(have).toBeGreaterThanOrEqual(file.size / 2)
+    expect(have).toBeLessThan(file.size)
+    await rp.fetchAll(file, { signal: new AbortController().signal })
+    const after = await settled()
+    expect(after.bytesServed - before.bytesServed).toBeLessThanOrEqual(file.size - have + GRID.chunkSize)
+    // In all, killed and resumed: the file and at most a chunk more.
+    expect(after.bytesServed).toBeLessThanOrEqual(file.size + GRID.chunkSize)
+    await rp.flush()
+    await readOffline('kept.bin')
+  }, 60_000)
 
   it('transient faults are ridden out: resets, 503s, damaged bytes and hashes', async () => {
     const { file } = get('other-1.bin')
