@@ -34,8 +34,12 @@ const LOOK_MS = 50
 const PAUSE_MS = 5_000
 /** At most this long (ms) an aborted run waits for its fetches to stop. */
 const SETTLE_MS = 10_000
-/** Passes over a file that got no block onto disk, with no fault to explain it, before fetchAll gives up. */
-const FRUITLESS_PASSES = 3
+/**
+ * Runs in a row that got none of their blocks onto disk (a disk full or failing), or passes
+ * over the file that got none there with no fault to explain it, before fetchAll gives up:
+ * fetching on would only fetch the file again and again for nothing.
+ */
+const FRUITLESS = 3
 
 /** What keeping files uses of the read path (content.ts: ReadPath). */
 export interface KeepingHost {
@@ -141,6 +145,9 @@ export class Keeping implements CacheKeeping {
     const blocks = spanCount(file.size, blockSize)
     const runBlocks = Math.max(1, Math.floor(pieceSize / blockSize))
     const report = () => onProgress?.(this.cachedBytes(file))
+    const unwritable = () => new Error(`${file.fileName}: its blocks could not be written to the disk cache`)
+    /** Runs in a row whose blocks all failed to reach the disk. */
+    let lost = 0
     for (let fruitless = 0; ;) {
       const missing: number[] = []
       for (let b = 0; b < blocks; b++) if (!disk.has(file.cacheKey, b)) missing.push(b)
@@ -151,9 +158,15 @@ export class Keeping implements CacheKeeping {
       const writing: Promise<unknown>[] = []
       try {
         for (const [first, end] of runsOf(missing, runBlocks)) {
+          if (lost >= FRUITLESS) throw unwritable()
           try {
             const written = Promise.all(await this.inTurn(() => this.fetchRun(file, first, end, signal), signal))
-            writing.push(written.then(report))
+            writing.push(written.then(() => {
+              let landed = false
+              for (let b = first; b < end && !landed; b++) landed = disk.has(file.cacheKey, b)
+              lost = landed ? 0 : lost + 1
+              report()
+            }))
           } catch (e) {
             if (signal.aborted) throw signal.reason
             const verdict = judge(e)
@@ -166,8 +179,9 @@ export class Keeping implements CacheKeeping {
         await Promise.all(writing)
       }
       report()
+      if (lost >= FRUITLESS) throw unwritable()
       if (troubled || this.cachedBytes(file) > before) fruitless = 0
-      else if (++fruitless >= FRUITLESS_PASSES) throw new Error(`${file.fileName}: its blocks could not be written to the disk cache`)
+      else if (++fruitless >= FRUITLESS) throw unwritable()
     }
   }
 

@@ -324,6 +324,18 @@ describe('keeping files offline', () => {
     await readOffline('kept.bin')
   }, 60_000)
 
+  it('a disk cache that cannot take the blocks ends the fetch after a few runs, not after fetching the file over and over', async () => {
+    const { file } = get('kept.bin')
+    const rp = await open()
+    await rp.keep([file])
+    // Where the file's folder of segments goes, a file: every write of its blocks fails.
+    await writeFile(path.join(dir, 'blocks-v5', rp.disk!.fileId(file.cacheKey)), 'not a folder')
+    const err = await rp.fetchAll(file, { signal: new AbortController().signal }).catch((e: unknown) => e)
+    expect((err as Error).message).toMatch(/could not be written to the disk cache/)
+    expect(rp.cachedBytes(file)).toBe(0)
+    expect((await settled()).bytesServed).toBeLessThanOrEqual(6 * GRID.pieceSize)
+  })
+
   it('transient faults are ridden out: resets, 503s, damaged bytes and hashes', async () => {
     const { file } = get('other-1.bin')
     const rp = await open({ deadlineMs: 30_000, retryBaseDelayMs: 20, retryMaxDelayMs: 100 })
