@@ -23,11 +23,16 @@ import { openSending, type MountSending } from '../send/mount-sending.js'
 import type { SendOptions } from '../send/options.js'
 import { FileSentLog } from '../send/sent-log.js'
 import { SENT_FILE } from '../send/open-outbox.js'
+import { freeBytesOf } from '../send/staging.js'
 import { TransferFileSystem } from '../vfs/filesystem.js'
 import { ServiceCatalog } from '../vfs/service-catalog.js'
 import type { FolderListing } from '../vfs/folder-listing.js'
 import { openDesktop, type MountDesktop } from '../desktop/mount-desktop.js'
 import { formatBytes } from './output/format.js'
+import { Keeper } from '../keep/keeper.js'
+import { PinStore, PINS_FILE } from '../keep/pin-store.js'
+import { serveControl } from './control.js'
+import { keepControl } from './keep-control.js'
 
 /** The settings that reach the service; login and logout take only these. */
 export const CONNECTION_KEYS: readonly SettingKey[] = ['apiUrl', 'apiKey', 'ca', 'proxy']
@@ -182,6 +187,9 @@ function serviceHealth(reach: ReachabilityState, reads: ReadHealth): ServiceHeal
 
 /** The filesystem core whose shutdown also lets go of the read path and the client. */
 class MountedFileSystem extends TransferFileSystem {
+  /** The keeper of pins and its control socket, once started (composeMount). */
+  pinning: { keeper: Keeper; control: { close(): Promise<void> } } | null = null
+
   constructor(
     options: ConstructorParameters<typeof TransferFileSystem>[0],
     private readonly parts: { content: ReadPath; client: TransferClient; desktop: MountDesktop },
@@ -190,6 +198,8 @@ class MountedFileSystem extends TransferFileSystem {
   }
 
   override async shutdown(): Promise<void> {
+    await this.pinning?.control.close()
+    await this.pinning?.keeper.stop()
     await super.shutdown()
     await this.parts.desktop.stop()
     await this.parts.content.flush().catch(() => {})
@@ -225,7 +235,11 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
   const sentLog = new FileSentLog(path.join(loaded.folders.data, SENT_FILE))
   // A fresh log object per listing: another process (the sender) may have appended since.
   const catalog = new ServiceCatalog(client, { list: () => new FileSentLog(sentLog.file).list() })
-  const content = await ReadPath.create(new ServiceRangeSource(client), readOptionsOf(loaded), log)
+  const readOptions = readOptionsOf(loaded)
+  const content = await ReadPath.create(new ServiceRangeSource(client), readOptions, log, {
+    // A pin never takes the disk below the margin the outbox keeps too.
+    freeSpace: async () => (await freeBytesOf(readOptions.diskCacheDir!)) - loaded.settings.minFreeBytes,
+  })
   const desktop = openDesktop({
     mountDir,
     client,
@@ -236,10 +250,20 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
     // Called only once a send has finished, long after `tree` exists.
     sentFolderOf: (id) => folderNameOf(tree.store.peekSent(), id),
   })
+  // Made before the tree, which tells it of arrivals; it reads the tree's store only once started.
+  const keeper: Keeper = new Keeper({
+    content, get store() { return tree.store }, pins: await PinStore.open(path.join(loaded.folders.data, PINS_FILE)),
+    onKept: (label) => desktop.onKept(label), log,
+  })
   const tree = new MountedFileSystem({
     catalog, content, settings: optionsFor(loaded, 'vfs'),
     onFilesListed: desktop.onFilesListed,
-    arrivals: { onArrivals: (arrivals) => desktop.onArrivals(arrivals) },
+    arrivals: {
+      onArrivals: (arrivals) => {
+        desktop.onArrivals(arrivals)
+        keeper.onArrivals()
+      },
+    },
     log,
   }, { content, client, desktop })
   const sending = await openSending({
@@ -247,7 +271,12 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
     health: () => serviceHealth(client.connectivity.current, content.health()),
     onSentChanged: (id) => tree.store.refreshSent(id),
     onSent: (record) => desktop.onSent(record),
+    keeping: () => keeper.status(),
   })
   tree.attachSending(sending)
+  tree.attachKeeping(keeper)
+  tree.store.keptTransfer = (id) => keeper.keepsTransfer(id)
+  await keeper.start()
+  tree.pinning = { keeper, control: await serveControl(loaded.folders.data, keepControl(tree, keeper, mountDir), log) }
   return { client, content, core: tree, sending }
 }

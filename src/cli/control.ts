@@ -5,7 +5,9 @@
 // room it needs, where an attribute can only answer "No space left on device", and Node has no
 // call to set one.
 import { createConnection, createServer, type Server } from 'node:net'
+import { createHash } from 'node:crypto'
 import { chmod, unlink } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Logger } from '../fuse/log.js'
 
@@ -32,8 +34,19 @@ export interface ControlResult {
   code?: string
 }
 
-export function controlSocketOf(dataDir: string): string {
-  return path.join(dataDir, CONTROL_SOCKET)
+/** Bytes of a Unix socket's path at most (sun_path is 108 bytes with its terminating zero). */
+const SOCKET_PATH_MAX = 107
+
+/**
+ * Where the mount of `dataDir` answers: in the data folder, or, when that path is too long for
+ * a socket, in the user's runtime folder (owner-only) or the temporary folder, under a name
+ * made from the data folder's path.
+ */
+export function controlSocketOf(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  const inData = path.join(dataDir, CONTROL_SOCKET)
+  if (Buffer.byteLength(inData) <= SOCKET_PATH_MAX) return inData
+  const id = createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16)
+  return path.join(env.XDG_RUNTIME_DIR || tmpdir(), `transferfs-${id}.sock`)
 }
 
 /** Whether a mount answers on the socket already (another mount of the same data folder). */
@@ -50,7 +63,9 @@ function answers(file: string): Promise<boolean> {
 
 /**
  * Serves the control socket until closed. When another running mount of the same data folder
- * holds it, this mount has none (said in the log); a socket left by a mount that died is replaced.
+ * holds it, this mount has none (said in the log); a socket left by a mount that died is
+ * replaced. A socket that cannot be made does not stop the mount: pins are still set with the
+ * extended attribute, and the log says why the commands cannot reach it.
  */
 export async function serveControl(dataDir: string, handle: (req: ControlRequest) => Promise<ControlResult[]>, log: Logger): Promise<{ close(): Promise<void> }> {
   const file = controlSocketOf(dataDir)
@@ -81,11 +96,17 @@ export async function serveControl(dataDir: string, handle: (req: ControlRequest
       return { error: (e as Error).message }
     }
   }
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(file, () => resolve())
-  })
-  await chmod(file, 0o600)
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(file, () => resolve())
+    })
+    await chmod(file, 0o600)
+  } catch (e) {
+    server.close()
+    log.warn(`no control socket at ${file} (${(e as Error).message}): transferfs pin, unpin and free cannot reach this mount; setfattr -n user.transferfs.pin still pins`)
+    return { close: async () => undefined }
+  }
   return {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }

@@ -1,8 +1,8 @@
-// `transferfs status [--json] [--once]`: what the running mount is sending, how far, what
-// failed and why. The mount keeps its status in the data folder (status.json, rewritten
+// `transferfs status [--json] [--once]`: what the running mount is sending and keeping
+// offline (pins: src/keep), how far, what failed and why, and the disk cache's use. The mount keeps its status in the data folder (status.json, rewritten
 // within a second of a change, src/send/status-file.ts); this command reads that file, so
 // it needs no connection to the mount process. On a terminal it shows live progress bars
-// (bytes, rate, ETA, state, last error per entry) until nothing is queued or sending, or
+// (bytes, rate, ETA, state, last error per entry) until nothing is queued, sending or being kept, or
 // Ctrl-C; `--once` or a pipe prints the `.status` text once; `--json` the status as JSON.
 import cliProgress from 'cli-progress'
 import type { Command } from 'commander'
@@ -10,7 +10,7 @@ import { loadSettings } from '../config/index.js'
 import { addSettingFlags } from './compose.js'
 import { writeJson } from './output/json.js'
 import { isLive, readStatusFile, STATUS_WRITE_INTERVAL_MS, type StatusFileContent } from '../send/status-file.js'
-import { formatBytes, renderStatusText, serviceLine, type SendStatusEntry } from '../send/status.js'
+import { formatBytes, renderStatusText, serviceLine, type KeepStatusEntry, type SendStatusEntry } from '../send/status.js'
 
 interface StatusOptions extends Record<string, unknown> {
   json?: boolean
@@ -24,7 +24,14 @@ function headline(s: StatusFileContent | null): string | null {
   return null
 }
 
-function barLabel(e: SendStatusEntry): Record<string, string> {
+/** What one bar shows: a send, or a pin being kept (its name then starts with "keep "). */
+type BarEntry = Pick<SendStatusEntry, 'name' | 'bytesSent' | 'bytesTotal' | 'rate' | 'eta' | 'note' | 'lastError'> & { state: string }
+
+function keepBar(k: KeepStatusEntry): BarEntry {
+  return { name: `keep ${k.name}`, state: k.state, bytesSent: k.bytesCached, bytesTotal: k.bytesTotal, rate: k.rate, eta: k.eta, note: k.note, lastError: null }
+}
+
+function barLabel(e: BarEntry): Record<string, string> {
   const rate = e.rate !== null ? `${formatBytes(Math.round(e.rate))}/s` : '-'
   const eta = e.eta !== null ? `${e.eta} s` : '-'
   const note = e.lastError ? `error: ${e.lastError}` : (e.note ?? '')
@@ -54,7 +61,7 @@ async function watch(dataDir: string): Promise<void> {
     while (!stop) {
       const s = await readStatusFile(dataDir)
       const live = s !== null && isLive(s)
-      for (const e of s?.entries ?? []) {
+      for (const e of [...(s?.entries ?? []), ...(s?.keep?.entries ?? []).map(keepBar)]) {
         let bar = bars.get(e.name)
         if (!bar) {
           bar = multi.create(Math.max(1, e.bytesTotal), e.bytesSent, barLabel(e))
@@ -63,7 +70,8 @@ async function watch(dataDir: string): Promise<void> {
         bar.setTotal(Math.max(1, e.bytesTotal))
         bar.update(e.bytesSent, barLabel(e))
       }
-      const busy = (s?.entries ?? []).some((e) => e.state === 'sending' || e.state === 'queued' || e.state === 'settling')
+      const busy = (s?.entries ?? []).some((e) => e.state === 'sending' || e.state === 'queued' || e.state === 'settling') ||
+        (s?.keep?.entries ?? []).some((k) => k.state === 'fetching' || k.state === 'waiting')
       if (!live || !busy) break
       await new Promise((r) => setTimeout(r, STATUS_WRITE_INTERVAL_MS))
     }
@@ -75,7 +83,7 @@ async function watch(dataDir: string): Promise<void> {
 export function register(program: Command): void {
   const cmd = program
     .command('status')
-    .description('Show what the mount is sending: progress, rate, ETA, state and last error per entry')
+    .description('Show what the mount is sending and keeping offline: progress, rate, ETA, state and last error per entry, and the cache\'s use')
     .option('--json', 'print the status as JSON (for scripts) and exit')
     .option('--once', 'print the status once, without live progress bars')
   // No connection setting: only the folders (the data folder holds the status).
@@ -95,6 +103,10 @@ export function register(program: Command): void {
     }
     const service = serviceLine(s.service)
     if (service) process.stdout.write(service + '\n')
+    if (s.keep) {
+      const { keptBytes, otherBytes, budgetBytes } = s.keep.cache
+      process.stdout.write(`cache: ${formatBytes(keptBytes)} pinned, ${formatBytes(otherBytes)} other, budget ${formatBytes(budgetBytes)}\n`)
+    }
     await watch(folders.data)
   })
 }

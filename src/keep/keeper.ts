@@ -82,6 +82,12 @@ export class Keeper implements Keeping {
     return this.kept.has(file.cacheKey)
   }
 
+  /** Some file of the transfer is kept: expired, it stays listed and readable from the cache. */
+  keepsTransfer(transferid: string): boolean {
+    for (const f of this.kept.values()) if (f.transferId === transferid) return true
+    return false
+  }
+
   async stateOf(target: KeepTarget): Promise<string> {
     const files = await target.files()
     const pinned = this.isPinned(target.scope) || (files.length > 0 && files.every((f) => this.kept.has(f.cacheKey)))

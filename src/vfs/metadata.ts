@@ -5,7 +5,8 @@
 //
 // What is shown (by default the inbox leaves expired transfers out: docs/design.md, Inbox):
 // - inbox/ and sent/ list only complete transfers that have not expired. An expired
-//   transfer's downloads answer 404, so listing it would show files that cannot be read;
+//   transfer's downloads answer 404, so listing it would show files that cannot be read
+//   (but for one kept on this machine: keptTransfer);
 //   cancelled and deleted transfers leave the inbox; unfinished ones are still uploading.
 // - by-id/<id or trackid> opens any transfer the caller can see, expired, cancelled or
 //   deleted included: those show only their `.transfer.json` (which says why).
@@ -59,8 +60,12 @@ function isWrongPassword(error: unknown): boolean {
   return status === 'AccessDenied' || status === 'CaptchaRequiredForNextLogin'
 }
 
-export function isReadable(transfer: Transfer): boolean {
-  return transfer.status === 'STATUS_COMPLETE' && !transfer.isexpired
+/**
+ * Complete and not expired; or expired but kept on this machine (`kept`): a pinned transfer
+ * stays readable from the cache until it is unpinned (docs/behaviour.md, Keeping offline).
+ */
+export function isReadable(transfer: Transfer, kept: (transferid: string) => boolean = () => false): boolean {
+  return transfer.status === 'STATUS_COMPLETE' && (!transfer.isexpired || kept(transfer.id))
 }
 
 export class MetadataStore {
@@ -78,6 +83,9 @@ export class MetadataStore {
   lastRefreshError: unknown = undefined
   /** What is new in each inbox listing (its listener is told of arrivals). */
   readonly inboxNews = new InboxNews()
+  /** Whether a transfer is kept on this machine (pinned): expired, it is still shown and read from the cache. */
+  keptTransfer: (transferid: string) => boolean = () => false
+  private readonly readable = (transfer: Transfer): boolean => isReadable(transfer, this.keptTransfer)
 
   constructor(private readonly catalog: TransferCatalog, settings: VfsSettings, clock: Clock, log: SearchLog = silentSearchLog) {
     this.policy = {
@@ -239,7 +247,7 @@ export class MetadataStore {
   private contentsOf(details: Details): Contents {
     if (details.state !== 'found') return details
     const transfer = details.transfer
-    if (!isReadable(transfer)) return { state: 'closed', transfer }
+    if (!this.readable(transfer)) return { state: 'closed', transfer }
     let tree = this.trees.get(transfer)
     if (!tree) {
       tree = buildTransferTree(transfer)
@@ -306,7 +314,7 @@ export class MetadataStore {
   addToInbox(found: Transfer[]): void {
     const listing = this.peekInbox()
     if (!listing) return
-    const fresh = found.filter((t) => isReadable(t) && !listing.byIdentifier.has(t.id))
+    const fresh = found.filter((t) => this.readable(t) && !listing.byIdentifier.has(t.id))
     if (fresh.length === 0) return
     this.keepInboxDetails(fresh)
     const items = [...listing.byName.values(), ...fresh.map((summary) => ({ ref: idRef(summary.id), summary }))]
@@ -343,7 +351,7 @@ export class MetadataStore {
    * a transfer found twice is one cache entry (and its files one download).
    */
   private inboxFolderOf(found: Transfer[]): FolderListing {
-    const transfers = found.filter(isReadable)
+    const transfers = found.filter(this.readable)
     this.keepInboxDetails(transfers)
     return buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary })))
   }
@@ -362,7 +370,7 @@ export class MetadataStore {
         const ref = idRef(sent[i]!.id)
         const details = await this.detailsOf(ref).get()
         if (details.state === 'locked') items[i] = { ref, summary: null }
-        else if (details.state === 'found' && isReadable(details.transfer)) items[i] = { ref, summary: details.transfer }
+        else if (details.state === 'found' && this.readable(details.transfer)) items[i] = { ref, summary: details.transfer }
       }
     }
     await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, sent.length)) }, worker))
