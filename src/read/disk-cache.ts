@@ -320,10 +320,7 @@ export class DiskBlockCache {
     }
   }
 
-  /**
-   * Removes least recently used segments no load or write holds and no kept file owns, until
-   * `incoming` more bytes of other files fit (`keptIncoming` of kept files); the unlinks to await.
-   */
+  /** Removes least recently used segments of files not kept, unheld, until `incoming` more bytes of others fit (`keptIncoming` of kept files); the unlinks to await. */
   evict(incoming = 0, keptIncoming = 0): Promise<void>[] {
     const unlinks: Promise<void>[] = []
     for (const segment of this.segments.values()) {
@@ -334,10 +331,7 @@ export class DiskBlockCache {
     return unlinks
   }
 
-  /**
-   * Removes the file's segments (kept or not: the caller decides) but those a load or write
-   * holds; the unlinks to await, and whether any segment was held.
-   */
+  /** Removes the file's segments (kept or not: the caller decides) but those a load or write holds; the unlinks to await, and whether any was held. */
   dropFile(cacheKey: string): { unlinks: Promise<void>[]; held: boolean } {
     const id = this.fileId(cacheKey)
     const mine = [...this.segments.values()].filter((s) => s.file === id)
