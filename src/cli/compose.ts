@@ -265,6 +265,7 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
       },
     },
     log,
+    kept: keeper,
   }, { content, client, desktop })
   const sending = await openSending({
     client, dataDir: loaded.folders.data, options: sendOptionsOf(loaded),
@@ -275,7 +276,6 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
   })
   tree.attachSending(sending)
   tree.attachKeeping(keeper)
-  tree.store.keptTransfer = (id) => keeper.keepsTransfer(id)
   await keeper.start()
   tree.pinning = { keeper, control: await serveControl(loaded.folders.data, keepControl(tree, keeper, mountDir), log) }
   return { client, content, core: tree, sending }

@@ -7,13 +7,14 @@
 // disk are not fetched again. A pinned inbox or search keeps each transfer it lists later,
 // found when the arrivals check sees it. What a pin covered stays kept until it is unpinned.
 import type { Logger } from '../fuse/log.js'
+import type { Transfer } from '../api/types.js'
 import { NoRoomError, type CacheKeeping, type RemoteFile } from '../read/source.js'
 import type { KeepStatus, KeepStatusEntry } from '../send/status.js'
 import { FsError } from '../vfs/core.js'
-import { sameScope, stateText, type Keeping, type KeepTarget, type PinScope } from '../vfs/keeping.js'
+import { sameScope, stateText, type Keeping, type KeptTransfers, type KeepTarget, type PinScope } from '../vfs/keeping.js'
 import type { MetadataStore } from '../vfs/metadata.js'
-import type { PinStore, SavedPin } from './pin-store.js'
-import { filesOfScope } from './resolve.js'
+import { keptCopy, type PinStore, type SavedPin } from './pin-store.js'
+import { coveredBy } from './resolve.js'
 import { RateWindow } from './rate-window.js'
 
 export interface KeeperConfig {
@@ -32,7 +33,7 @@ interface Trouble {
   note: string
 }
 
-export class Keeper implements Keeping {
+export class Keeper implements Keeping, KeptTransfers {
   private readonly content: CacheKeeping
   private readonly pins: PinStore
   /** Every file some pin covers, by cache key. */
@@ -82,14 +83,33 @@ export class Keeper implements Keeping {
     return this.kept.has(file.cacheKey)
   }
 
+  // ---- KeptTransfers (what the tree shows of kept transfers) -----------------------------------
+
   /** Some file of the transfer is kept: expired, it stays listed and readable from the cache. */
-  keepsTransfer(transferid: string): boolean {
+  has(transferid: string): boolean {
     for (const f of this.kept.values()) if (f.transferId === transferid) return true
     return false
   }
 
+  listed(place: 'inbox' | 'sent'): Transfer[] {
+    const out = new Map<string, Transfer>()
+    for (const pin of this.pins.list()) {
+      const from = pin.scope.kind === 'transfer' ? pin.scope.place : 'inbox'
+      if (from === place) for (const t of pin.transfers ?? []) out.set(t.id, t)
+    }
+    return [...out.values()]
+  }
+
+  details(transferid: string): Transfer | undefined {
+    for (const pin of this.pins.list()) {
+      const found = pin.transfers?.find((t) => t.id === transferid)
+      if (found) return found
+    }
+    return undefined
+  }
+
   async stateOf(target: KeepTarget): Promise<string> {
-    const files = await target.files()
+    const { files } = await target.covered()
     const pinned = this.isPinned(target.scope) || (files.length > 0 && files.every((f) => this.kept.has(f.cacheKey)))
     const size = files.reduce((n, f) => n + f.size, 0)
     const cached = files.reduce((n, f) => n + Math.min(f.size, this.content.cachedBytes(f)), 0)
@@ -98,7 +118,7 @@ export class Keeper implements Keeping {
 
   async pin(target: KeepTarget): Promise<void> {
     if (this.isPinned(target.scope)) return
-    const files = await target.files()
+    const { files, transfers } = await target.covered()
     try {
       await this.content.keep(files)
     } catch (e) {
@@ -106,7 +126,7 @@ export class Keeper implements Keeping {
       throw e
     }
     try {
-      await this.pins.add({ scope: target.scope, label: target.label, since: Date.now(), files })
+      await this.pins.add({ scope: target.scope, label: target.label, since: Date.now(), files, transfers: transfers.map(keptCopy) })
     } catch (e) {
       // Not saved, so not pinned: the room set aside goes back.
       await this.content.unkeep(files.filter((f) => !this.kept.has(f.cacheKey)))
@@ -134,7 +154,7 @@ export class Keeper implements Keeping {
   /** Drops the cached bytes of the files below `target` that no pin keeps; the bytes freed. */
   async free(target: KeepTarget): Promise<number> {
     let freed = 0
-    for (const f of await target.files()) if (!this.kept.has(f.cacheKey)) freed += await this.content.free(f)
+    for (const f of (await target.covered()).files) if (!this.kept.has(f.cacheKey)) freed += await this.content.free(f)
     return freed
   }
 
@@ -156,14 +176,16 @@ export class Keeper implements Keeping {
     for (const pin of this.pins.list()) {
       if (this.stopped) return
       try {
-        const now = await filesOfScope(this.cfg.store, pin.scope)
+        const now = await coveredBy(this.cfg.store, pin.scope)
         const known = new Set(pin.files.map((f) => f.cacheKey))
-        const added = now.filter((f) => !known.has(f.cacheKey))
+        const added = now.files.filter((f) => !known.has(f.cacheKey))
         // The newest description of each file (a download URL may have changed since it was saved).
-        for (const f of now) if (this.kept.has(f.cacheKey)) this.kept.set(f.cacheKey, f)
+        for (const f of now.files) if (this.kept.has(f.cacheKey)) this.kept.set(f.cacheKey, f)
+        if (added.length > 0) await this.keepFiles(pin, added)
+        // Saved again only when something changed: what is covered, or a transfer's details (a new expiry).
+        if (added.length === 0 && now.transfers.every((t) => sameTransfer(pin, t))) continue
+        await this.pins.cover(pin, added, now.transfers)
         if (added.length === 0) continue
-        await this.keepFiles(pin, added)
-        await this.pins.cover(pin, added)
         this.complete.delete(pin)
         this.cfg.log?.info(`${pin.label}: ${added.length} new files to keep`)
       } catch (e) {
@@ -283,4 +305,10 @@ export class Keeper implements Keeping {
   pinOf(scope: PinScope): SavedPin | undefined {
     return this.pins.list().find((p) => sameScope(p.scope, scope))
   }
+}
+
+/** The pin holds these details of the transfer already (nothing to save again). */
+function sameTransfer(pin: SavedPin, transfer: Transfer): boolean {
+  const had = pin.transfers?.find((t) => t.id === transfer.id)
+  return had !== undefined && JSON.stringify(had) === JSON.stringify(keptCopy(transfer))
 }

@@ -6,6 +6,7 @@
 // kept again, and unpinning lets them go, without asking the service.
 import { promises as fsp } from 'node:fs'
 import { writeFileDurably } from '../base/durable-file.js'
+import type { Transfer } from '../api/types.js'
 import type { RemoteFile } from '../read/source.js'
 import { sameScope, type PinScope } from '../vfs/keeping.js'
 
@@ -21,6 +22,14 @@ export interface SavedPin {
   since: number
   /** Every file it has covered, by cache key (the newest description of each). */
   files: RemoteFile[]
+  /** The transfers of those files as last seen, without their keys: what is shown of them while the service cannot be reached. */
+  transfers: Transfer[]
+}
+
+/** A transfer as a pin keeps it: its key (a sender's secret) is never written here. */
+export function keptCopy(transfer: Transfer): Transfer {
+  const { key: _key, ...rest } = transfer
+  return rest as Transfer
 }
 
 export class PinStore {
@@ -65,11 +74,13 @@ export class PinStore {
     return had
   }
 
-  /** Adds files a pin now covers (arrivals in a pinned inbox); saved before it resolves. */
-  async cover(pin: SavedPin, files: readonly RemoteFile[]): Promise<void> {
+  /** Adds what a pin now covers (arrivals in a pinned inbox, newer details); saved before it resolves. */
+  async cover(pin: SavedPin, files: readonly RemoteFile[], transfers: readonly Transfer[]): Promise<void> {
     const known = new Map(pin.files.map((f) => [f.cacheKey, f]))
     for (const f of files) known.set(f.cacheKey, f)
-    const next = { ...pin, files: [...known.values()] }
+    const seen = new Map((pin.transfers ?? []).map((t) => [t.id, t]))
+    for (const t of transfers) seen.set(t.id, keptCopy(t))
+    const next = { ...pin, files: [...known.values()], transfers: [...seen.values()] }
     await this.saveAs(this.pins.map((p) => (p === pin ? next : p)))
     Object.assign(pin, next)
   }

@@ -10,7 +10,7 @@ import type { NodeAttr, StatFs } from './core.js'
 import type { FilesListed } from './listed.js'
 import { ArrivalWatch, DEFAULT_ARRIVAL_OPTIONS, type ArrivalOptions } from './arrivals.js'
 import type { Arrival } from './inbox-news.js'
-import type { Keeping } from './keeping.js'
+import type { Keeping, KeptTransfers } from './keeping.js'
 import { MetadataStore } from './metadata.js'
 import { NAME_MAX_BYTES } from './names.js'
 import { systemClock, type Clock } from '../base/clock.js'
@@ -45,6 +45,8 @@ export interface TransferFileSystemOptions {
   arrivals?: { onArrivals: (arrivals: Arrival[]) => void; options?: Partial<ArrivalOptions> }
   /** Told what no file operation can answer (search words the service refused). */
   log?: SearchLog
+  /** The transfers kept on this machine (keeping.ts): known before anything is listed, so a mount started offline lists them. */
+  kept?: KeptTransfers
 }
 
 export class TransferFileSystem extends AreaRouter {
@@ -61,6 +63,7 @@ export class TransferFileSystem extends AreaRouter {
     this.clock = options.clock ?? systemClock
     this.status = options.status ?? idleStatus
     this.store = new MetadataStore(options.catalog, settings, this.clock, options.log)
+    if (options.kept) this.store.kept = options.kept
     this.view = new TransferView(this.store, options.content, settings, new Date(this.clock.now()), options.onFilesListed)
     if (options.arrivals) {
       this.store.inboxNews.listener = options.arrivals.onArrivals

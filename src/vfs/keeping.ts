@@ -4,6 +4,7 @@
 // pin, removed to unpin) and `user.transferfs.state` (what the cache holds of the node). The
 // pins themselves, their fetching and their budget are the keeper's (src/keep), wired in as
 // the Keeping port.
+import type { Transfer } from '../api/types.js'
 import type { RemoteFile } from '../read/source.js'
 import { FsError } from './core.js'
 import type { Place, TransferRef } from './folder-listing.js'
@@ -25,13 +26,36 @@ export type PinScope =
   | { kind: 'search'; words: string }
   | { kind: 'transfer'; place: Place; ref: TransferRef; below: string[] }
 
+/** What a node covers: its files, and the transfers they belong to (kept with a pin, to show them offline). */
+export interface Covered {
+  files: RemoteFile[]
+  transfers: Transfer[]
+}
+
+/**
+ * The transfers kept on this machine, as the metadata store asks: an expired one that is
+ * kept stays listed and readable; while the service cannot be reached, the kept ones are
+ * listed and opened from what was saved with their pins.
+ */
+export interface KeptTransfers {
+  has(transferid: string): boolean
+  /** The kept transfers a folder shows: received ones in inbox/, sent ones in sent/. */
+  listed(place: 'inbox' | 'sent'): Transfer[]
+  details(transferid: string): Transfer | undefined
+}
+
+export const NONE_KEPT: KeptTransfers = { has: () => false, listed: () => [], details: () => undefined }
+
 /** A node the user may pin: its scope, where it is on the mount, and the files known below it now. */
 export interface KeepTarget {
   scope: PinScope
   /** Its path on the mount, from the mount's root ("inbox/Photos from Ann"): how status names it. */
   label: string
-  /** The files below it: a transfer's are asked of the service when not known yet; a listing's are those of the transfers opened so far. */
-  files(): Promise<RemoteFile[]>
+  /**
+   * The files below it and the transfers they are of: a transfer's are asked of the service
+   * when not known yet; a listing's are those of the transfers opened so far.
+   */
+  covered(): Promise<Covered>
 }
 
 export interface Keeping {

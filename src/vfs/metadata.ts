@@ -6,18 +6,19 @@
 // What is shown (by default the inbox leaves expired transfers out: docs/design.md, Inbox):
 // - inbox/ and sent/ list only complete transfers that have not expired. An expired
 //   transfer's downloads answer 404, so listing it would show files that cannot be read
-//   (but for one kept on this machine: keptTransfer);
+//   (but for one kept on this machine: `kept`);
 //   cancelled and deleted transfers leave the inbox; unfinished ones are still uploading.
 // - by-id/<id or trackid> opens any transfer the caller can see, expired, cancelled or
 //   deleted included: those show only their `.transfer.json` (which says why).
 // - search/<words> shows what the inbox search finds, leaving out what inbox/ leaves out.
-import { ServiceError } from '../api/errors.js'
+import { NetworkError, ServiceError } from '../api/errors.js'
 import { isServiceNotFound } from '../api/failure.js'
 import type { Transfer } from '../api/types.js'
 import type { Account, TransferCatalog } from './catalog.js'
 import { FsError } from './core.js'
 import { buildListing, type FolderListing, type TransferEntry, type TransferRef } from './folder-listing.js'
 import { InboxNews } from './inbox-news.js'
+import { NONE_KEPT, type KeptTransfers } from './keeping.js'
 import { Refreshing, type RefreshPolicy } from './refreshing.js'
 import { InboxSearches, silentSearchLog, type SearchLog } from './searches.js'
 import type { Clock } from '../base/clock.js'
@@ -64,8 +65,8 @@ function isWrongPassword(error: unknown): boolean {
  * Complete and not expired; or expired but kept on this machine (`kept`): a pinned transfer
  * stays readable from the cache until it is unpinned (docs/behaviour.md, Keeping offline).
  */
-export function isReadable(transfer: Transfer, kept: (transferid: string) => boolean = () => false): boolean {
-  return transfer.status === 'STATUS_COMPLETE' && (!transfer.isexpired || kept(transfer.id))
+export function isReadable(transfer: Transfer, kept: KeptTransfers = NONE_KEPT): boolean {
+  return transfer.status === 'STATUS_COMPLETE' && (!transfer.isexpired || kept.has(transfer.id))
 }
 
 export class MetadataStore {
@@ -83,9 +84,13 @@ export class MetadataStore {
   lastRefreshError: unknown = undefined
   /** What is new in each inbox listing (its listener is told of arrivals). */
   readonly inboxNews = new InboxNews()
-  /** Whether a transfer is kept on this machine (pinned): expired, it is still shown and read from the cache. */
-  keptTransfer: (transferid: string) => boolean = () => false
-  private readonly readable = (transfer: Transfer): boolean => isReadable(transfer, this.keptTransfer)
+  /**
+   * The transfers kept on this machine (pinned): expired, they are still shown and read from
+   * the cache; while the service cannot be reached, they are what inbox/ and sent/ list and
+   * what their folders hold (a mount started offline shows what was kept).
+   */
+  kept: KeptTransfers = NONE_KEPT
+  private readonly readable = (transfer: Transfer): boolean => isReadable(transfer, this.kept)
 
   constructor(private readonly catalog: TransferCatalog, settings: VfsSettings, clock: Clock, log: SearchLog = silentSearchLog) {
     this.policy = {
@@ -275,6 +280,8 @@ export class MetadataStore {
     try {
       return { state: 'found', transfer: await this.fetchDetails(ref, password) }
     } catch (error) {
+      const kept = error instanceof NetworkError && ref.via === 'id' ? this.kept.details(ref.token) : undefined
+      if (kept) return { state: 'found', transfer: kept }
       if (needsPassword(error)) return { state: 'locked' }
       if (isWrongPassword(error)) {
         // The password changed (or was never right): lock again. Without one, the
@@ -339,7 +346,15 @@ export class MetadataStore {
   }
 
   private async loadInbox(): Promise<FolderListing> {
-    const inbox = await this.catalog.inbox()
+    let inbox
+    try {
+      inbox = await this.catalog.inbox()
+    } catch (error) {
+      // Not taken as the arrivals' starting point: what the service lists next is not all news.
+      const kept = this.keptListing(error, 'inbox')
+      if (kept) return kept
+      throw error
+    }
     // The pages describe the account too: `df` (and find, which asks statfs) need no call of their own.
     this.accountInfo.set(inbox.account)
     return this.noted(this.inboxFolderOf(inbox.transfers))
@@ -356,8 +371,24 @@ export class MetadataStore {
     return buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary })))
   }
 
+  /** While the service cannot be reached, the kept transfers a folder shows (their details with them); null otherwise. */
+  private keptListing(error: unknown, place: 'inbox' | 'sent'): FolderListing | null {
+    const kept = error instanceof NetworkError ? this.kept.listed(place) : []
+    if (kept.length === 0) return null
+    this.lastRefreshError = error
+    for (const transfer of kept) this.detailsOf(idRef(transfer.id)).set({ state: 'found', transfer })
+    return buildListing(place, kept.filter(this.readable).map((summary) => ({ ref: idRef(summary.id), summary })))
+  }
+
   private async loadSent(concurrency: number): Promise<FolderListing> {
-    const sent = await this.catalog.sentIds()
+    let sent
+    try {
+      sent = await this.catalog.sentIds()
+    } catch (error) {
+      const kept = this.keptListing(error, 'sent')
+      if (kept) return kept
+      throw error
+    }
     for (const { id, password } of sent) {
       const key = idRef(id).key
       if (password !== undefined && !this.passwords.has(key)) this.passwords.set(key, password)

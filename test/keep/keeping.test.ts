@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { controlSocketOf } from '../../src/cli/control.js'
 import { PinStore } from '../../src/keep/pin-store.js'
 import { RateWindow } from '../../src/keep/rate-window.js'
+import type { Transfer } from '../../src/api/types.js'
 import type { RemoteFile } from '../../src/read/source.js'
 import { FsError } from '../../src/vfs/core.js'
 import { pinWanted, sameScope, stateText, type PinScope } from '../../src/vfs/keeping.js'
@@ -71,14 +72,18 @@ describe('the pins file', () => {
     const at = path.join(dir, 'pins.json')
     const store = await PinStore.open(at)
     expect(store.list()).toEqual([])
-    const pin = await store.add({ scope: { kind: 'inbox' }, label: 'inbox', since: 1, files: [file('a', 10)] })
-    await store.add({ scope: { kind: 'inbox' }, label: 'inbox again', since: 2, files: [] })
-    await store.cover(pin, [file('a', 10), file('b', 20)])
-    await store.add({ scope: { kind: 'search', words: 'x' }, label: 'search/x', since: 3, files: [] })
+    const pin = await store.add({ scope: { kind: 'inbox' }, label: 'inbox', since: 1, files: [file('a', 10)], transfers: [] })
+    await store.add({ scope: { kind: 'inbox' }, label: 'inbox again', since: 2, files: [], transfers: [] })
+    const transfer = { id: 't1', subject: 'Report', key: 'secret-key' } as unknown as Transfer
+    await store.cover(pin, [file('a', 10), file('b', 20)], [transfer])
+    await store.add({ scope: { kind: 'search', words: 'x' }, label: 'search/x', since: 3, files: [], transfers: [] })
 
     const again = await PinStore.open(at)
     expect(again.list().map((p) => p.label)).toEqual(['inbox', 'search/x'])
     expect(again.find({ kind: 'inbox' })!.files.map((f) => f.fileName)).toEqual(['a', 'b'])
+    // The transfer is kept to be shown offline, without its key: a sender's secret is never written there.
+    expect(again.find({ kind: 'inbox' })!.transfers).toEqual([{ id: 't1', subject: 'Report' }])
+    expect(await readFile(at, 'utf8')).not.toContain('secret-key')
     await again.remove({ kind: 'inbox' })
     expect((await PinStore.open(at)).list().map((p) => p.label)).toEqual(['search/x'])
     expect(JSON.parse(await readFile(at, 'utf8')).version).toBe(1)

@@ -174,6 +174,26 @@ describe('keeping a transfer on this machine', () => {
     // The pin came back with the mount.
     expect(await state(dir)).toBe('pinned')
   }, 180_000)
+
+  it('a mount started with the service unreachable lists the pinned transfer and reads it', async () => {
+    const off = await cli(['unmount', account.mountDir])
+    expect(off.code, off.stderr).toBe(0)
+    expect(await waitForExit(pid, 15_000)).toBe(true)
+    await service.pause()
+    try {
+      pid = await mount(account)
+      const listed = await run('ls', [path.join(account.mountDir, 'inbox')])
+      expect(listed.code, listed.stderr).toBe(0)
+      // What was kept, and nothing else: the others were never pinned.
+      expect(listed.stdout.trim().split('\n')).toEqual([path.basename(await folder(pinned))])
+      const dir = await folder(pinned)
+      for (const f of pinned.files) expect(await md5sum(path.join(dir, f.name)), f.name).toBe(f.md5)
+      const json = JSON.parse((await run('cat', [path.join(dir, '.transfer.json')])).stdout) as { id: string }
+      expect(json.id).toBe(pinned.id)
+    } finally {
+      await service.resume()
+    }
+  }, 120_000)
 })
 
 describe('a pinned inbox', () => {

@@ -4,7 +4,7 @@
 // (which transfers, under which names). All of it is read-only but `.password`.
 import { constants as C } from 'node:fs'
 import type { Transfer } from '../../api/types.js'
-import type { FileContent, RemoteFile } from '../../read/source.js'
+import type { FileContent } from '../../read/source.js'
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import type { TransferEntry } from '../folder-listing.js'
 import { filesBelow, firstFileBelow, type FilesListed, type ListedFile } from '../listed.js'
@@ -12,7 +12,7 @@ import type { MetadataStore } from '../metadata.js'
 import { mimeTypeOf } from '../mime.js'
 import { isDirectory, linkFile, transferJson, transferOf, TreeResolver, type Node, type TransferListing } from '../nodes.js'
 import type { VfsSettings } from '../settings.js'
-import { filesOfTree, type Keeping, type KeepTarget, type PinScope } from '../keeping.js'
+import { filesOfTree, type Covered, type Keeping, type KeepTarget, type PinScope } from '../keeping.js'
 import { PASSWORD_FILE, type TreeDir } from '../transfer-tree.js'
 import { KeepXattrs } from './keep-xattrs.js'
 import { memoryNode, O_ACCMODE, spliced, writeOnly, type Area, type Names, type OpenNode } from './area.js'
@@ -234,36 +234,38 @@ export class TransferArea implements Area {
     switch (node.kind) {
       case 'listing': {
         const { scope } = this.listing
-        return scope ? { scope, label, files: () => this.knownFiles() } : null
+        return scope ? { scope, label, covered: () => this.knownCovered() } : null
       }
       case 'transfer': {
         const { entry } = node
         return {
           scope: { kind: 'transfer', place: entry.place, ref: entry.ref, below: [] }, label,
-          files: async () => {
+          covered: async () => {
             const contents = await store.contents(entry)
-            return contents.state === 'open' ? filesOfTree(contents.tree) : []
+            return contents.state === 'open' ? { files: filesOfTree(contents.tree), transfers: [contents.transfer] } : { files: [], transfers: [] }
           },
         }
       }
       case 'folder': case 'file': {
         const { entry } = node
-        const files = node.kind === 'folder' ? filesOfTree(node.dir) : [node.file.remote]
-        return { scope: { kind: 'transfer', place: entry.place, ref: entry.ref, below: names.slice(1) }, label, files: async () => files }
+        const covered = { files: node.kind === 'folder' ? filesOfTree(node.dir) : [node.file.remote], transfers: [node.transfer] }
+        return { scope: { kind: 'transfer', place: entry.place, ref: entry.ref, below: names.slice(1) }, label, covered: async () => covered }
       }
       default: return null
     }
   }
 
   /** The files of the listing's transfers whose details are known now (no call per transfer). */
-  private async knownFiles(): Promise<RemoteFile[]> {
-    const files: RemoteFile[] = []
+  private async knownCovered(): Promise<Covered> {
+    const covered: Covered = { files: [], transfers: [] }
     for (const name of await this.listing.names()) {
       const entry = await this.listing.find(name, true)
       const open = entry && this.view.openTree(entry)
-      if (open) filesOfTree(open.tree, files)
+      if (!open) continue
+      filesOfTree(open.tree, covered.files)
+      covered.transfers.push(open.transfer)
     }
-    return files
+    return covered
   }
 
   private attrOf(node: Node): NodeAttr {
