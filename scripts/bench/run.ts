@@ -6,7 +6,8 @@
 // a remount), listing.ts (find over a large inbox, ls -l of a wide folder), send.ts, proxy.ts
 // (cold reads through an HTTP proxy / straight to the service), readers.ts (cat, head, md5sum
 // and cp of a cold file on a root mount and a normal user's, on both FUSE libraries, against
-// an O_DIRECT reader of the same bytes).
+// an O_DIRECT reader of the same bytes), keep.ts (a cold read beside a pin fetching / alone, a
+// pin's rate / curl's, the requests for pinning the newest transfers of a large inbox).
 await import('./read.js')
 await import('./random.js')
 await import('./reread.js')
@@ -14,3 +15,4 @@ await import('./listing.js')
 await import('./send.js')
 await import('./proxy.js')
 await import('./readers.js')
+await import('./keep.js')

@@ -303,3 +303,34 @@ export async function withNullFs<T>(home: string, entries: TreeEntry[], use: (di
     await unmountWithHelper(dir)
   }
 }
+
+/** A transferfs command of this build (as the mount runs it) in `env`, a world's: its time and output; rejects on a failure. */
+export function transferfs(env: NodeJS.ProcessEnv, args: string[]): Promise<{ ms: number; stdout: string }> {
+  return sh(process.execPath, [...process.execArgv, cliEntry, ...args], env)
+}
+
+/** Whether `ready` came true within `timeoutMs`, asked every `everyMs`. */
+export async function waitUntil(ready: () => Promise<boolean>, timeoutMs: number, everyMs: number): Promise<boolean> {
+  const until = performance.now() + timeoutMs
+  for (;;) {
+    if (await ready()) return true
+    if (performance.now() >= until) return false
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+}
+
+/**
+ * Counters from zero, once no request has been under way for 2 s: a mount's own calls after
+ * it starts or after a listing (its arrival checks, the pages it is still reading) are then
+ * over, and what follows is the workload's alone. What was counted until then.
+ */
+export async function quietCounters(service: BenchService): Promise<Counters> {
+  let counted: Counters
+  for (let idle = 0; idle < 10;) {
+    await new Promise((r) => setTimeout(r, 200))
+    counted = await service.counters()
+    idle = counted.inFlight > 0 ? 0 : idle + 1
+  }
+  await service.control('POST', '/counters/reset')
+  return counted!
+}

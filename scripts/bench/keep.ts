@@ -1,0 +1,240 @@
+// Keeping files offline (pins) through the mount against the local service, each figure held
+// against a baseline of the same run. Not a test: it prints figures.
+//
+//   node --import ./test/fuse/fixtures/register-ts.mjs scripts/bench/keep.ts   (from TypeScript)
+//   npm run build && node dist/scripts/bench/keep.js                             (after a build)
+//
+// What it measures:
+// - a cold `cat` of a 1 GiB file alone, against a cold `cat` of another 1 GiB file while a pin
+//   of a 2 GiB file fetches in the background (pinned, and some of it on disk, before the read
+//   starts); each on a fresh mount with an empty cache, after dropping the kernel's caches; two
+//   rounds, the files swapped in the second. The read's speed with the pin / alone (target
+//   >= 0.8), and what the pin fetched while the reader ran: the bytes the service served
+//   beyond the read's file, and the pin's bytes on disk in status.json before and after;
+// - the pin's own rate: from `transferfs pin` of a cold 1 GiB file until its
+//   user.transferfs.state says `pinned`, against curl of the same file from the same service
+//   (the raw link) and curl | md5sum (a fetch that checks every byte, the floor); the mount's
+//   CPU per GiB against curl + md5sum's; the bytes served and hashed and the requests;
+// - the service's requests for pinning the 10 newest transfers of a 5,000-transfer inbox one
+//   by one, each until it is pinned, after an `ls inbox/` (its requests counted apart): by
+//   route, and the bytes served and hashed against the bytes of those 10 transfers.
+import { readFile, rm } from 'node:fs/promises'
+import path from 'node:path'
+import type { Transfer } from '../../src/api/types.js'
+import { PINS_FILE } from '../../src/keep/pin-store.js'
+import { STATUS_JSON_FILE, type StatusFileContent } from '../../src/send/status-file.js'
+import {
+  childrenCpuSeconds, type Counters, cpuSeconds, dropCaches, fileOnMount, GiB, machineBusySeconds, MB, mbps, MiB, perGiB, quietCounters, ratio, sh,
+  transferFolder, transferfs, verifiedFetchFloor, waitUntil, withBenchWorld, type BenchWorld,
+} from './world.js'
+
+/** The file each cold read reads. */
+const READ = GiB
+/** The file pinned while the other is read. */
+const PINNED = 2 * GiB
+/** The file whose pin is timed against curl. */
+const RATE = GiB
+/** The pin has this much on disk before the reader starts: under way, not just asked for. */
+const UNDER_WAY = 64 * MiB
+const INBOX = 5000
+const NEWEST = 10
+/** What each of the newest transfers holds: files of a few pieces each, the last piece short. */
+const NEWEST_SHAPE = { files: 2, fileSize: 12 * MiB + 12345 }
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+const mib = (bytes: number) => `${(bytes / MiB).toFixed(0)} MiB`
+const atLeast = (x: number, limit: number) => `${ratio(x)} (>= ${limit} ${x >= limit ? 'ok' : 'MISS'})`
+const routes = (c: Counters) => Object.entries(c.routes).map(([r, n]) => `${r} ${n}`).join(', ') || 'none'
+
+async function state(p: string): Promise<string> {
+  return (await sh('getfattr', ['--only-values', '-n', 'user.transferfs.state', p])).stdout
+}
+
+/** The keep section of the mount's status.json (rewritten each second while it changes), with when it was written. */
+async function keepStatus(w: BenchWorld): Promise<{ at: number; bytesCached: number } | null> {
+  try {
+    const s = JSON.parse(await readFile(path.join(w.env.TRANSFERFS_DATA_DIR!, STATUS_JSON_FILE), 'utf8')) as StatusFileContent
+    const entries = s.keep?.entries ?? []
+    return { at: s.at, bytesCached: entries.reduce((n, e) => n + e.bytesCached, 0) }
+  } catch {
+    return null
+  }
+}
+
+/** A mount with an empty cache and no pins (the pins saved by the mount before it are dropped too). */
+async function freshMount(w: BenchWorld): Promise<number> {
+  await w.unmount()
+  await rm(w.env.TRANSFERFS_CACHE_DIR!, { recursive: true, force: true })
+  await rm(path.join(w.env.TRANSFERFS_DATA_DIR!, PINS_FILE), { force: true })
+  return w.mount()
+}
+
+interface ColdRead {
+  ms: number
+  /** CPU seconds while it ran: the mount, `cat`, the service, the rest of the machine. */
+  mountCpu: number
+  readerCpu: number
+  serviceCpu: number
+  othersCpu: number
+  counters: Counters
+}
+
+/** A cold `cat` of `file` on the mount `pid`, with the service's counters from zero. */
+async function coldCat(w: BenchWorld, pid: number, file: string): Promise<ColdRead> {
+  await w.service.control('POST', '/counters/reset')
+  const cpu0 = [await cpuSeconds(pid), await cpuSeconds(w.service.pid), await machineBusySeconds()]
+  const r = await sh('bash', ['-c', 'cat "$1" >/dev/null; times', 'bash', file])
+  const cpu1 = [await cpuSeconds(pid), await cpuSeconds(w.service.pid), await machineBusySeconds()]
+  const counters = await w.service.counters()
+  const [mountCpu, serviceCpu, busy] = cpu1.map((c, i) => c - cpu0[i]!) as [number, number, number]
+  const readerCpu = childrenCpuSeconds(r.stdout)
+  return { ms: r.ms, mountCpu, readerCpu, serviceCpu, othersCpu: Math.max(0, busy - mountCpu - readerCpu - serviceCpu), counters }
+}
+
+const readFigures = (r: ColdRead) =>
+  `${seconds(r.ms)}, ${mbps(READ, r.ms)}; served ${mib(r.counters.bytesServed)}, ${r.counters.routes.download ?? 0} GETs + ${r.counters.routes.rangehash ?? 0} hash calls; ` +
+  `CPU mount ${perGiB(r.mountCpu, READ)}, service ${perGiB(r.serviceCpu, READ)}; cores busy: ours ${ratio((r.mountCpu + r.readerCpu + r.serviceCpu) / (r.ms / 1000))}, ` +
+  `the rest of the machine ${ratio(r.othersCpu / (r.ms / 1000))}`
+
+/** Part 1: a cold read alone and beside a pin fetching, two rounds with the files swapped. */
+async function readBesidePin(w: BenchWorld, files: [Transfer, Transfer], pinned: Transfer): Promise<void> {
+  const { rows } = w
+  const alone: ColdRead[] = []
+  const beside: ColdRead[] = []
+  for (const [round, [first, second]] of [[1, files], [2, [files[1], files[0]]]] as const) {
+    process.stderr.write(`round ${round}: a cold read alone...\n`)
+    let pid = await freshMount(w)
+    const aloneFile = await fileOnMount(w.mountDir, first)
+    await dropCaches()
+    const a = await coldCat(w, pid, aloneFile)
+    alone.push(a)
+    rows.push([`round ${round}: cold cat of 1 GiB alone`, readFigures(a)])
+
+    process.stderr.write(`round ${round}: a cold read while a 2 GiB pin fetches...\n`)
+    pid = await freshMount(w)
+    const besideFile = await fileOnMount(w.mountDir, second)
+    const pinFile = await fileOnMount(w.mountDir, pinned)
+    await dropCaches()
+    const t0 = performance.now()
+    await transferfs(w.env, ['pin', pinFile])
+    let before = await keepStatus(w)
+    if (!(await waitUntil(async () => ((before = await keepStatus(w))?.bytesCached ?? 0) >= UNDER_WAY, 120_000, 100))) {
+      throw new Error(`the pin of ${pinFile} had ${before?.bytesCached ?? 0} bytes on disk after 2 minutes`)
+    }
+    const ranMs = performance.now() - t0
+    // The pin's bytes on disk while the reader runs, as status.json has them: it is rewritten
+    // each second while they change, so its first and last writes within the read are taken.
+    const startedAt = Date.now()
+    const samples: Array<{ at: number; bytesCached: number }> = []
+    let reading = true
+    const sampling = (async () => {
+      while (reading) {
+        const s = await keepStatus(w)
+        if (s && s.at !== samples.at(-1)?.at) samples.push(s)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    })()
+    const b = await coldCat(w, pid, besideFile).finally(() => { reading = false })
+    const endedAt = Date.now()
+    await sampling
+    beside.push(b)
+    const within = samples.filter((s) => s.at >= startedAt && s.at <= endedAt)
+    const early = within[0]
+    const late = within.at(-1)
+    const onDisk = early && late
+      ? `${mib(early.bytesCached)} at +${seconds(early.at - startedAt)} -> ${mib(late.bytesCached)} at +${seconds(late.at - startedAt)} (+${mib(late.bytesCached - early.bytesCached)})`
+      : 'status.json was not rewritten during the read'
+    rows.push(
+      [`round ${round}: the same beside the pin of a 2 GiB file`, readFigures(b)],
+      ['  the pin before the read', `${mib(before!.bytesCached)} on disk ${seconds(ranMs)} after \`transferfs pin\` (${mbps(before!.bytesCached, ranMs)})`],
+      ['  the pin while the reader ran: served beyond the read\'s 1 GiB; on disk (status.json)', `${mib(b.counters.bytesServed - READ)}; ${onDisk}`],
+      [`  round ${round}: speed beside the pin / alone (target >= 0.8)`, atLeast(a.ms / b.ms, 0.8)],
+    )
+  }
+  const total = (rs: ColdRead[]) => rs.reduce((n, r) => n + r.ms, 0)
+  rows.push(['cold read beside a 2 GiB pin / alone, both rounds (target >= 0.8)', atLeast(total(alone) / total(beside), 0.8)])
+}
+
+/** Part 2: a pin's own rate and CPU, against curl and curl | md5sum of the same file. */
+async function pinRate(w: BenchWorld, t: Transfer): Promise<void> {
+  const { rows, service } = w
+  process.stderr.write('the pin of a cold 1 GiB file until pinned...\n')
+  const pid = await freshMount(w)
+  const file = await fileOnMount(w.mountDir, t)
+  await sh('stat', [file])
+  await dropCaches()
+  await quietCounters(service)
+  const cpu0 = [await cpuSeconds(pid), await cpuSeconds(service.pid), await machineBusySeconds()]
+  const t0 = performance.now()
+  const cmd = await transferfs(w.env, ['pin', file])
+  if (!(await waitUntil(async () => (await state(file)) === 'pinned', 600_000, 100))) throw new Error(`${file} is not pinned after 10 minutes: ${await state(file)}`)
+  const ms = performance.now() - t0
+  const cpu1 = [await cpuSeconds(pid), await cpuSeconds(service.pid), await machineBusySeconds()]
+  const c = await service.counters()
+  const [mountCpu, serviceCpu, busy] = cpu1.map((x, i) => x - cpu0[i]!) as [number, number, number]
+
+  process.stderr.write('curl and curl | md5sum of the same file...\n')
+  const url = t.files[0]!.downloadurl
+  await dropCaches()
+  const curl = await sh(w.curl[0]!, [...w.curl.slice(1), url])
+  await dropCaches()
+  const floorCpu0 = await cpuSeconds(service.pid)
+  const floor = await verifiedFetchFloor(service.ca, url, 2)
+  const floorServiceCpu = (await cpuSeconds(service.pid) - floorCpu0) / 2
+  const rate = RATE / MB / (ms / 1000)
+  rows.push(
+    ['pin of a cold 1 GiB file until `pinned`', `${seconds(ms)}, ${mbps(RATE, ms)} (the command returned after ${seconds(cmd.ms)}; from then ${mbps(RATE, ms - cmd.ms)}); served ${ratio(c.bytesServed / RATE)}, hashed ${ratio(c.bytesHashed / RATE)} of the file; ${routes(c)}`],
+    ['  CPU: mount, service; cores busy: ours, the rest of the machine', `${perGiB(mountCpu, RATE)}, ${perGiB(serviceCpu, RATE)}; ${ratio((mountCpu + serviceCpu) / (ms / 1000))}, ${ratio(Math.max(0, busy - mountCpu - serviceCpu) / (ms / 1000))}`],
+    ['curl of the same file (the raw link)', `${seconds(curl.ms)}, ${mbps(RATE, curl.ms)}`],
+    ['curl | md5sum of the same file (the floor): CPU curl + md5sum, service', `${seconds(floor.ms)}, ${mbps(RATE, floor.ms)}; ${perGiB(floor.cpuS, RATE)}, ${perGiB(floorServiceCpu, RATE)}`],
+    ['  pin rate / curl', ratio(rate / (RATE / MB / (curl.ms / 1000)))],
+    ['  pin rate / curl | md5sum', ratio(rate / (RATE / MB / (floor.ms / 1000)))],
+    ['  mount CPU per GiB / curl + md5sum\'s', ratio(mountCpu / floor.cpuS)],
+  )
+}
+
+/** Part 3: the requests for pinning the newest transfers of a large inbox, one by one. */
+async function pinNewest(w: BenchWorld, older: number): Promise<void> {
+  const { rows, service } = w
+  process.stderr.write(`seeding ${INBOX - older - NEWEST} small transfers, then ${NEWEST} of ${NEWEST_SHAPE.files} files...\n`)
+  await service.control('POST', '/inbox/seed', { to: service.user.email, count: INBOX - older - NEWEST })
+  // The newest after everything seeded before, whatever the seeding took: the service's clock a day on.
+  await service.control('POST', '/clock', { advanceMs: 24 * 3600_000 })
+  const newest = await service.seed(NEWEST, { ...NEWEST_SHAPE, subjectPrefix: 'Newest' })
+  const bytes = newest.reduce((n, t) => n + t.files.reduce((m, f) => m + (f.filesize ?? 0), 0), 0)
+  await quietCounters(service)
+  await freshMount(w)
+  const ls = await sh('ls', [path.join(w.mountDir, 'inbox')])
+  const listed = ls.stdout.split('\n').filter(Boolean).length
+  // The mount starts reading the inbox's pages as soon as it is up: its start and the ls together.
+  const lsCounters = await quietCounters(service)
+  const folders: string[] = []
+  for (const t of newest) folders.push(await transferFolder(w.mountDir, t))
+  // The folders' own lookups are not the pins'.
+  await quietCounters(service)
+  process.stderr.write(`pinning the ${NEWEST} newest transfers one by one...\n`)
+  const t0 = performance.now()
+  for (const dir of folders.reverse()) {
+    await transferfs(w.env, ['pin', dir])
+    if (!(await waitUntil(async () => (await state(dir)) === 'pinned', 120_000, 100))) throw new Error(`${dir} is not pinned after 2 minutes: ${await state(dir)}`)
+  }
+  const ms = performance.now() - t0
+  const c = await quietCounters(service)
+  rows.push(
+    [`a fresh mount and ls inbox/ of ${INBOX} transfers`, `ls ${seconds(ls.ms)}, ${listed} listed; requests (the mount's start and the ls): ${routes(lsCounters)}`],
+    [`pin of the ${NEWEST} newest, one by one, each until pinned (${NEWEST_SHAPE.files} files of ${(NEWEST_SHAPE.fileSize / MiB).toFixed(2)} MiB each)`, `${seconds(ms)}; requests: ${routes(c)}`],
+    ['  served, hashed / the bytes of those transfers', `${ratio(c.bytesServed / bytes)}, ${ratio(c.bytesHashed / bytes)} of ${mib(bytes)}; TLS connections ${c.fileConnections}`],
+  )
+}
+
+await withBenchWorld('keep', {}, async (w) => {
+  const started = performance.now()
+  process.stderr.write('seeding two 1 GiB files and a 2 GiB file...\n')
+  const reads = await w.service.seed(2, { fileSize: READ, subjectPrefix: 'Read GiB' })
+  const [pinned] = await w.service.seed(1, { fileSize: PINNED, subjectPrefix: 'Pinned two GiB' })
+  w.rows.push(['files', 'each read and pin on a fresh mount with an empty cache, after dropping the kernel\'s caches; cat at the default readahead'])
+  await readBesidePin(w, [reads[0]!, reads[1]!], pinned!)
+  await pinRate(w, reads[0]!)
+  await pinNewest(w, reads.length + 1)
+  w.rows.push(['the whole bench took', seconds(performance.now() - started)])
+})
