@@ -61,6 +61,9 @@ export class Keeper implements Keeping, KeptTransfers {
       await this.keepFiles(pin, pin.files).catch((e: unknown) => this.troubled(pin, e))
       if (this.pinCached(pin) >= this.pinSize(pin)) this.complete.add(pin)
     }
+    // Room set aside for files no pin covers any more (pins removed while unmounted, a pins
+    // file deleted) goes back to the cache.
+    await this.content.keepOnly(this.pins.list().flatMap((p) => p.files)).catch((e: unknown) => this.cfg.log?.warn(`could not release what no pin keeps: ${(e as Error).message}`))
     this.worker = this.work()
     void this.reconcile()
   }

@@ -145,6 +145,10 @@ export class ReadPath implements FileContent, OpenFile, CacheKeeping, KeepingHos
     return this.keeping.unkeep(files)
   }
 
+  keepOnly(files: readonly RemoteFile[]): Promise<void> {
+    return this.keeping.keepOnly(files)
+  }
+
   fetchAll(file: RemoteFile, options: { signal: AbortSignal; onProgress?: (bytesOnDisk: number) => void }): Promise<void> {
     return this.keeping.fetchAll(file, options)
   }

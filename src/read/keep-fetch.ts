@@ -121,6 +121,16 @@ export class Keeping implements CacheKeeping {
     }, files)
   }
 
+  keepOnly(files: readonly RemoteFile[]): Promise<void> {
+    const { disk } = this.path
+    if (!disk) return Promise.resolve()
+    return this.change(async () => {
+      const wanted = new Set(files.map((f) => disk.fileId(f.cacheKey)))
+      await disk.kept.unkeep(disk.kept.ids().filter((id) => !wanted.has(id)))
+      await Promise.all(disk.evict())
+    }, files)
+  }
+
   async free(file: RemoteFile): Promise<number> {
     const { disk } = this.path
     if (!disk || this.isKept(file)) return 0

@@ -123,6 +123,11 @@ export class KeptFiles {
     return files
   }
 
+  /** The kept files' ids. */
+  ids(): string[] {
+    return [...this.kept.keys()]
+  }
+
   has(id: string): boolean {
     return this.kept.has(id)
   }

@@ -108,6 +108,12 @@ export interface CacheKeeping {
   /** Kept no more: their cached blocks become ordinary cached blocks (evicted least recently used first). */
   unkeep(files: readonly RemoteFile[]): Promise<void>
   /**
+   * Keeps none but these (of those kept already): the kept list saved in the cache folder may
+   * name files no pin covers any more (pins removed while unmounted), whose room would
+   * otherwise stay set aside for good.
+   */
+  keepOnly(files: readonly RemoteFile[]): Promise<void>
+  /**
    * Fetches every block of a kept file that is not in the disk cache, verified through the
    * same fetcher, hashes and caches as reads (a block in flight for a reader is joined, never
    * fetched twice), below every read: it waits while any reader's fetch (demand or prefetch)

@@ -200,6 +200,22 @@ describe('keeping files offline', () => {
     await readOffline('kept.bin')
   })
 
+  it('keepOnly lets go of the kept files not named, across a new read path, and keeps the named ones', async () => {
+    const kept = get('kept.bin').file
+    const stale = get('other-3.bin').file
+    const first = await open({ diskCacheBytes: 256 * MiB })
+    await first.keep([kept, stale])
+    const second = await open({ diskCacheBytes: 256 * MiB })
+    expect(second.isKept(stale)).toBe(true)
+    await second.keepOnly([kept])
+    expect(second.isKept(kept)).toBe(true)
+    expect(second.isKept(stale)).toBe(false)
+    expect(second.cacheUse().keptBytes).toBe(reservedBytes(kept.size, GRID.blockSize))
+    const third = await open({ diskCacheBytes: 256 * MiB })
+    expect(third.isKept(stale)).toBe(false)
+    expect(third.isKept(kept)).toBe(true)
+  })
+
   it('a keep past the budget is refused with the room it lacks, keeps nothing and fetches nothing', async () => {
     const budget = 32 * MiB
     const rp = await open({ diskCacheBytes: budget })
