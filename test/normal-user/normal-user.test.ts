@@ -226,6 +226,32 @@ describe.skipIf(SKIP !== null)(`a normal user, through the real command line${SK
     expect(sentList.stdout.split('\n').some((n) => n.endsWith(`(${transferId})`)), await explain('ls sent', sentList)).toBe(true)
   }, 120_000)
 
+  it('keeps a transfer offline with transferfs pin, unpins and pins it with the attribute', async (ctx) => {
+    needs(ctx, true)
+    // The smallest readable transfer of the demo inbox with files, so the pin completes quickly.
+    const t = (await inboxDetails(client)).filter((x) => !x.passwordprotected && (x.files ?? []).length > 0)
+      .reduce((a, b) => ((b.size ?? 0) < (a.size ?? 0) ? b : a))
+    const folder = (await lsInbox()).find((n) => n.endsWith(`(${t.id})`))
+    expect(folder, `no folder for transfer ${t.id}`).toBeDefined()
+    const dir = path.join(mountDir, 'inbox', folder!)
+    const pin = await transferfs(['pin', dir])
+    expect(pin.code, await explain('transferfs pin', pin)).toBe(0)
+    expect(pin.stdout).toMatch(/^pinned inbox\//)
+    const state = async (): Promise<string> => (await sh('getfattr --only-values -n user.transferfs.state "$1"', [dir])).stdout
+    expect(await waitFor(async () => (await state()) === 'pinned', 60_000, 250), `state: ${await state()}${await mountLog()}`).toBe(true)
+    const status = await transferfs(['status', '--json'])
+    expect((JSON.parse(status.stdout) as { keep?: { entries: Array<{ state: string }> } }).keep?.entries.map((e) => e.state)).toEqual(['kept'])
+    const unpin = await sh('setfattr -x user.transferfs.pin "$1"', [dir])
+    expect(unpin.code, await explain('setfattr -x', unpin)).toBe(0)
+    expect(await state()).toBe('cached')
+    // The attribute pins too, as the user: the folder is the owner's to write (its files stay 0444).
+    const again = await sh('setfattr -n user.transferfs.pin -v 1 "$1" && getfattr --only-values -n user.transferfs.pin "$1"', [dir])
+    expect(again.code, await explain('setfattr -n', again)).toBe(0)
+    expect(again.stdout).toBe('1')
+    const touch = await sh('touch "$1/new-file"', [dir])
+    expect(touch.stderr).toMatch(/Read-only file system/)
+  }, 120_000)
+
   it('after kill -9 of the daemon, the next mount of the same folder works', async (ctx) => {
     needs(ctx, true)
     const first = daemon

@@ -270,8 +270,14 @@ export class TransferArea implements Area {
 
   private attrOf(node: Node): NodeAttr {
     const transfer = transferOf(node)
+    // The kernel lets a user set an attribute (the pin) only where they may write: with a keeper,
+    // the folders that can be pinned are the owner's to write, though nothing but the pin is
+    // taken there (EROFS). Files stay 0444, so that editors open them read-only.
+    const folder = this.view.keeping ? 0o755 : 0o555
     switch (node.kind) {
-      case 'transfer': return this.view.attr(C.S_IFDIR | (node.entry.place === 'sent' ? 0o755 : 0o555), 0, transfer)
+      case 'listing': return this.view.attr(C.S_IFDIR | (this.listing.scope ? folder : 0o555), 0, transfer)
+      case 'transfer': return this.view.attr(C.S_IFDIR | (node.entry.place === 'sent' ? 0o755 : folder), 0, transfer)
+      case 'folder': return this.view.attr(C.S_IFDIR | folder, 0, transfer)
       case 'file': return this.view.attr(C.S_IFREG | 0o444, node.file.remote.size, transfer)
       case 'transfer-json': return this.view.attr(C.S_IFREG | 0o444, transferJson(node.entry, node.contents).length, transfer)
       case 'link': return this.view.attr(C.S_IFREG | 0o444, linkFile(node.transfer).length, transfer)
