@@ -90,4 +90,17 @@ describe('on the desktop', () => {
     expect(where).toBe(path.join(inbox, name!))
     expect(told.filter((n) => n.summary.startsWith('New transfer'))).toHaveLength(1)
   })
+
+  it('a pin is told once its files are all on this computer, with its folder', async () => {
+    const inbox = path.join(world.account.mountDir, 'inbox')
+    const name = (await fsp.readdir(inbox)).find((n) => n.includes('Hello desk'))
+    expect(name).toBeDefined()
+    const dir = path.join(inbox, name!)
+    const pin = await run('setfattr', ['-n', 'user.transferfs.pin', '-v', '1', dir])
+    expect(pin.code, pin.stderr).toBe(0)
+    expect(await waitFor(() => told.some((n) => n.summary.startsWith('Kept on this computer')), 30_000)).toBe(true)
+    const note = told.find((n) => n.summary.startsWith('Kept on this computer'))!
+    expect(note.summary).toBe(`Kept on this computer: ${name}`)
+    expect(note.body.split('\n')).toEqual([dir, 'readable offline'])
+  })
 })
