@@ -15,7 +15,11 @@
 //   service and from one unlike it, and from that one through the rate without a burst;
 // - the mount's peak RSS in each workload against memoryCacheBytes + 150 MiB;
 // - a cold `cat` of 1 GiB at readahead 0 (the kernel's), 2 MiB, 4 MiB and 1 GiB, each on a fresh
-//   mount: bytes served and hashed per file byte, requests and TLS connections.
+//   mount: bytes served and hashed per file byte, requests and TLS connections;
+// - `head -c 256M` of a cold 2 GiB file through 12.5 MB/s with a 256 KiB burst and 20 ms per
+//   request, at readahead 0 and 4 MiB, each on a fresh mount: its rate / the link's, the bytes
+//   served / the bytes read (when head exits, and once the service is quiet), against curl of
+//   the same bytes through the same link.
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Transfer } from '../../src/api/types.js'
@@ -182,4 +186,54 @@ await withBenchWorld('read', {}, async (w) => {
     const c = await service.counters()
     rows.push([`cold cat 1 GiB, readAheadKb ${kb}: speed; served / file, hashed / file, range GETs + GetRangeHash, TLS connections`, `${mbps(GiB, cat.ms)}; ${counted(c)}`])
   }
+
+  // A reader that stops early through a slow link: `head -c 256M` of a cold 2 GiB file through
+  // 12.5 MB/s (a token bucket with a 256 KiB burst, shared by every connection) with 20 ms per
+  // request. A prefetch reaching further than the link delivers in a short while takes its
+  // share of the link from the bytes the reader waits for and holds bytes nobody reads when
+  // the reader stops; the rate and the bytes served per byte read tell. Each on a fresh mount
+  // (after the listing, so the link slows file bytes only), and curl of the same bytes through
+  // the same link as the baseline.
+  const headBytes = 256 * MiB
+  const link = { bytesPerSecond: LINK, burstBytes: BURST, latencyMs: 20 }
+  const headReadaheads = [0, 4096]
+  const headFiles = await service.seed(headReadaheads.length + 1, { fileSize: 2 * GiB, subjectPrefix: 'Head GiB' })
+  /**
+   * The service's counters once no byte was served for two seconds (at most 30 s): what the
+   * read cost, with the kernel's readahead in flight when head exited answered. Not by requests
+   * in flight: the service counts one given up during its added latency as in flight for good.
+   */
+  const quiet = async (): Promise<Counters> => {
+    let last = await service.counters()
+    for (let still = 0, i = 0; still < 8 && i < 120; i++) {
+      await new Promise((r) => setTimeout(r, 250))
+      const now = await service.counters()
+      still = now.bytesServed === last.bytesServed ? still + 1 : 0
+      last = now
+    }
+    return last
+  }
+  for (const [i, kb] of headReadaheads.entries()) {
+    process.stderr.write(`head -c 256M of a cold 2 GiB file through the link at readAheadKb ${kb}...\n`)
+    await w.unmount()
+    w.env.TRANSFERFS_READ_AHEAD_KB = String(kb)
+    await w.mount()
+    const file = await fileOnMount(mountDir, headFiles[i]!)
+    await sh('stat', [file])
+    await service.control('POST', '/throttle', link)
+    await service.control('POST', '/counters/reset')
+    const head = await sh('bash', ['-c', 'head -c "$2" "$1" > /dev/null', 'bash', file, String(headBytes)])
+    const atExit = await service.counters()
+    const settled = await quiet()
+    await service.control('DELETE', '/faults')
+    rows.push(
+      [`head -c 256M of a cold 2 GiB file through 12.5 MB/s, 256 KiB burst, 20 ms, readAheadKb ${kb}`, `${mbps(headBytes, head.ms)}; range GETs + GetRangeHash ${settled.routes.download ?? 0} + ${settled.routes.rangehash ?? 0}, TLS connections ${settled.fileConnections}`],
+      ['  / the link (target >= 0.95)', ratio(headBytes / (head.ms / 1000) / LINK)],
+      ['  bytes served / bytes read, when head exits and once quiet (target <= 1.05)', `${ratio(atExit.bytesServed / headBytes)}, ${ratio(settled.bytesServed / headBytes)}`],
+    )
+  }
+  await service.control('POST', '/throttle', link)
+  const headCurl = await sh(w.curl[0]!, [...w.curl.slice(1), '-r', `0-${headBytes - 1}`, urlOf(headFiles[headReadaheads.length]!)])
+  await service.control('DELETE', '/faults')
+  rows.push(['curl of the same 256 MiB through the same link', mbps(headBytes, headCurl.ms)], ['  / the link', ratio(headBytes / (headCurl.ms / 1000) / LINK)])
 })
