@@ -11,7 +11,10 @@
 //   three rounds, the files swapped in each. The read's speed with the pin / alone in each
 //   round, their median and all rounds' time together (target >= 0.8), and what the pin
 //   fetched while the reader ran: the bytes the service served beyond the read's file, and
-//   the pin's bytes on disk in status.json during the read;
+//   the pin's bytes on disk in status.json during the read. Each read also says how busy the
+//   rest of the machine was (other work, and the kernel's own threads: the pin's bytes written
+//   before the read are flushed to disk during it, so the dirty page cache at its start is
+//   given too);
 // - the pin's own rate: from `transferfs pin` of a cold 1 GiB file until its
 //   user.transferfs.state says `pinned`, against curl of the same file from the same service
 //   (the raw link), curl | md5sum (a fetch that checks every byte, the floor) and the cold
@@ -81,24 +84,34 @@ interface ColdRead {
   serviceCpu: number
   othersCpu: number
   counters: Counters
+  /** Bytes of the page cache waiting to be written to disk when it started (the kernel writes them meanwhile). */
+  dirtyAtStart: number
+}
+
+/** Dirty and under-writeback bytes of the page cache (/proc/meminfo). */
+async function dirtyBytes(): Promise<number> {
+  const info = await readFile('/proc/meminfo', 'utf8')
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(info)?.[1] ?? 0)
+  return (kb('Dirty') + kb('Writeback')) * 1024
 }
 
 /** A cold `cat` of `file` on the mount `pid`, with the service's counters from zero. */
 async function coldCat(w: BenchWorld, pid: number, file: string): Promise<ColdRead> {
   await w.service.control('POST', '/counters/reset')
+  const dirtyAtStart = await dirtyBytes()
   const cpu0 = [await cpuSeconds(pid), await cpuSeconds(w.service.pid), await machineBusySeconds()]
   const r = await sh('bash', ['-c', 'cat "$1" >/dev/null; times', 'bash', file])
   const cpu1 = [await cpuSeconds(pid), await cpuSeconds(w.service.pid), await machineBusySeconds()]
   const counters = await w.service.counters()
   const [mountCpu, serviceCpu, busy] = cpu1.map((c, i) => c - cpu0[i]!) as [number, number, number]
   const readerCpu = childrenCpuSeconds(r.stdout)
-  return { ms: r.ms, mountCpu, readerCpu, serviceCpu, othersCpu: Math.max(0, busy - mountCpu - readerCpu - serviceCpu), counters }
+  return { ms: r.ms, mountCpu, readerCpu, serviceCpu, othersCpu: Math.max(0, busy - mountCpu - readerCpu - serviceCpu), counters, dirtyAtStart }
 }
 
 const readFigures = (r: ColdRead) =>
   `${seconds(r.ms)}, ${mbps(READ, r.ms)}; served ${mib(r.counters.bytesServed)}, ${r.counters.routes.download ?? 0} GETs + ${r.counters.routes.rangehash ?? 0} hash calls; ` +
   `CPU mount ${perGiB(r.mountCpu, READ)}, service ${perGiB(r.serviceCpu, READ)}; cores busy: ours ${ratio((r.mountCpu + r.readerCpu + r.serviceCpu) / (r.ms / 1000))}, ` +
-  `the rest of the machine ${ratio(r.othersCpu / (r.ms / 1000))}`
+  `the rest of the machine ${ratio(r.othersCpu / (r.ms / 1000))}; ${mib(r.dirtyAtStart)} of the page cache dirty at the start`
 
 /**
  * Part 1: a cold read alone and beside a pin fetching, in rounds (the two files swapped in
