@@ -13,7 +13,7 @@ import { sumMemoryError } from './block-sum.js'
 import { BlockPool } from './disk-stream.js'
 import { Handle, type OpenFile } from './handle.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
-import { Keeping, type KeepingHost } from './keep-fetch.js'
+import { DiskKeeping, type KeepingHost } from './keep-fetch.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
 import type { CacheKeeping, ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
 
@@ -40,7 +40,7 @@ export class ReadPath implements FileContent, OpenFile, CacheKeeping, KeepingHos
   readonly buffers: BlockBuffers
   /** Writes handed to the disk cache and not over yet, by block key. */
   private readonly diskWrites = new Map<string, Promise<void>>()
-  private readonly keeping: Keeping
+  private readonly keeping: DiskKeeping
 
   private constructor(
     readonly source: RangeSource,
@@ -59,7 +59,7 @@ export class ReadPath implements FileContent, OpenFile, CacheKeeping, KeepingHos
       this.memory.set(blockKey(file.cacheKey, block), data)
       void this.storeOnDisk(file, block, data)
     }, this.buffers, log ? troubleLog(log, options.deadlineMs) : {})
-    this.keeping = new Keeping(this, context.freeSpace)
+    this.keeping = new DiskKeeping(this, context.freeSpace)
   }
 
   /** Hands a verified block to the disk cache; the write, settled once on disk or given up. */

@@ -57,7 +57,7 @@ export interface KeepingHost {
   diskWrite(file: RemoteFile, block: number): Promise<void> | undefined
 }
 
-export class Keeping implements CacheKeeping {
+export class DiskKeeping implements CacheKeeping {
   /** Keeps and unkeeps, one at a time: each judges the room the ones before left. */
   private changes: Promise<unknown> = Promise.resolve()
   /** Background runs, one at a time across all files. */
