@@ -360,11 +360,7 @@ export class Handle implements ContentHandle {
     return path.fetcher.join(file, block, token)!.promise
   }
 
-  /**
-   * Keeps bytes past the reader fetched or in flight: what its run has earned (lookahead),
-   * its share of prefetchBytes, and no more than the link delivers in a short while
-   * (link-rate.ts: further ahead only takes the link from the bytes it waits for).
-   */
+  /** Keeps bytes past the reader fetched or in flight: what its run has earned, its share of prefetchBytes, what the link is quick enough for (link-rate.ts). */
   private prefetch(): void {
     const { path, file } = this
     const { blockSize } = path.options

@@ -19,7 +19,8 @@ const FOLD_MS = 10
  * Bytes per second the mount's range streams receive while at least one is in flight: the
  * bytes they received over the wall time during which any was under way (time with no stream
  * is the readers' or the queue's, not the link's), exponentially weighted over busy time. With
- * several streams at once it is their sum, the link's whole rate.
+ * several streams at once it is their sum, the link's whole rate. A stream held back while its
+ * pieces wait for their hashes counts as under way: that too is what a reader gets.
  */
 export class LinkRate {
   private streams = 0
