@@ -2,7 +2,7 @@
 // service: a pinned 1 GiB fetch whose mount is SIGKILLed half way goes on after a new mount
 // without asking again what is on disk; a network loss in the middle of a fetch is ridden out;
 // a pinned transfer that expires on the service stays listed and readable until unpinned; one
-// cancelled or deleted while it is fetched stops at once with a line in the status; pins come
+// cancelled, deleted or expired while it is fetched stops at once with a line in the status; pins come
 // back with a remount. The link is throttled so that "half way" can be caught by polling.
 import { createHash, randomFillSync } from 'node:crypto'
 import { readdir } from 'node:fs/promises'
