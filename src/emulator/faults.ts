@@ -99,9 +99,14 @@ export class Faults {
     return next
   }
 
-  /** Counts a request of `route`, in flight until `res` closes. */
-  count(route: RouteName, res: { once(event: 'close', fn: () => void): unknown }): void {
+  /**
+   * Counts a request of `route`, in flight until `res` closes. A request whose client left
+   * while it waited out the added latency has closed already: it is not in flight, and its
+   * close will not come again to say so.
+   */
+  count(route: RouteName, res: { readonly closed?: boolean; once(event: 'close', fn: () => void): unknown }): void {
     this.counters.routes[route] = (this.counters.routes[route] ?? 0) + 1
+    if (res.closed) return
     this.counters.inFlight++
     res.once('close', () => { this.counters.inFlight-- })
   }

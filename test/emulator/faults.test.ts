@@ -195,3 +195,20 @@ describe('throttle', () => {
     await expect(svc.controls.fault({ route: 'download', kind: 'status', count: 1 })).rejects.toThrow(/400/)
   })
 })
+
+describe('requests in flight', () => {
+  it('a download its client gives up during the added latency is not counted in flight', async () => {
+    await svc.controls.throttle({ latencyMs: 300 })
+    try {
+      const gone = new AbortController()
+      const asked = request(fileUrl, { dispatcher: svc.dispatcher, signal: gone.signal }).catch(() => undefined)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      gone.abort()
+      await asked
+      await new Promise((resolve) => setTimeout(resolve, 600))
+      expect((await svc.controls.counters()).inFlight).toBe(0)
+    } finally {
+      await svc.controls.throttle({})
+    }
+  })
+})
