@@ -357,7 +357,21 @@ export class MetadataStore {
     }
     // The pages describe the account too: `df` (and find, which asks statfs) need no call of their own.
     this.accountInfo.set(inbox.account)
-    return this.noted(this.inboxFolderOf(inbox.transfers))
+    return this.noted(this.inboxFolderOf([...inbox.transfers, ...(await this.keptBeyond(inbox.transfers))]))
+  }
+
+  /**
+   * The kept transfers the service's inbox no longer lists (it leaves expired ones out), with
+   * their details as the service gives them now (they say it expired); the saved ones when it
+   * cannot be reached. One that is gone (deleted) leaves. Few: only what was pinned and left.
+   */
+  private async keptBeyond(listed: readonly Transfer[]): Promise<Transfer[]> {
+    const ids = new Set(listed.map((t) => t.id))
+    const found = await Promise.all(this.kept.listed('inbox').filter((t) => !ids.has(t.id)).map(async (t) => {
+      const details = await this.detailsOf(idRef(t.id)).get().catch((e: unknown): Details | null => (e instanceof NetworkError ? { state: 'found', transfer: t } : null))
+      return details?.state === 'found' ? details.transfer : null
+    }))
+    return found.filter((t): t is Transfer => t !== null)
   }
 
   /**
