@@ -4,74 +4,24 @@
 // a pinned transfer that expires on the service stays listed and readable until unpinned; one
 // cancelled, deleted or expired while it is fetched stops at once with a line in the status; pins come
 // back with a remount. The link is throttled so that "half way" can be caught by polling.
-import { createHash, randomFillSync } from 'node:crypto'
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { KeepStatusEntry } from '../../src/send/status.js'
 import { run, unmountAll, useMounts, waitFor, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
-import { cli, login, mount, serviceClient, transferFolder, useAccount, type Account } from './harness.js'
+import { cli, login, mount, transferFolder, useAccount, type Account } from './harness.js'
+import { keepEntries, made, md5sum, state, total, type Made } from './keeping.js'
 
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
 /** The largest range the read path asks at once: what a cut-short fetch may have to ask again. */
 const CHUNK = 50 * MiB
 
-interface Made {
-  id: string
-  subject: string
-  /** Unix ms, as the service gives them. */
-  sentdate: number
-  expiredate: number
-  files: Array<{ name: string; size: number; md5: string }>
-}
-
-/** A transfer to the main user, of random files of these sizes; `days` until it expires. */
-async function made(service: TestService, subject: string, files: Array<{ name: string; size: number }>, days?: number): Promise<Made> {
-  const client = await serviceClient(service)
-  try {
-    const init = await client.transfers.initialize({ subject, to: [service.user.email], ...(days !== undefined ? { days } : {}) })
-    const out: Made['files'] = []
-    for (const f of files) {
-      const data = randomFillSync(Buffer.allocUnsafe(f.size))
-      await client.upload.uploadFile({
-        transferUrl: init.transferurl, transferId: init.transferid, transferKey: init.transferkey, fileName: f.name,
-        source: { size: data.length, read: async (s, e) => data.subarray(s, e) },
-      })
-      out.push({ name: f.name, size: f.size, md5: createHash('md5').update(data).digest('hex') })
-    }
-    const t = await client.transfers.complete(init.transferid, init.transferkey)
-    return { id: t.id, subject, sentdate: t.sentdate, expiredate: t.expiredate, files: out }
-  } finally {
-    await client.close()
-  }
-}
-
-const total = (m: Made): number => m.files.reduce((n, f) => n + f.size, 0)
-
-async function state(p: string): Promise<string> {
-  const r = await run('getfattr', ['--only-values', '-n', 'user.transferfs.state', p])
-  if (r.code !== 0) throw new Error(`getfattr ${p}: ${r.stderr}`)
-  return r.stdout
-}
-
 /** The percentage a "pinned, fetching N%" state gives; null for any other state. */
 function fetchingPercent(s: string): number | null {
   const m = /^pinned, fetching (\d+)%$/.exec(s)
   return m ? Number(m[1]) : null
-}
-
-async function md5sum(p: string): Promise<string> {
-  const r = await run('md5sum', [p], { timeoutMs: 120_000 })
-  if (r.code !== 0) throw new Error(`md5sum ${p}: ${r.stderr}`)
-  return r.stdout.split(' ')[0]!
-}
-
-async function keepEntries(): Promise<KeepStatusEntry[]> {
-  const r = await cli(['status', '--json'])
-  if (r.code !== 0) throw new Error(`transferfs status --json: ${r.stderr}`)
-  return (JSON.parse(r.stdout) as { keep?: { entries: KeepStatusEntry[] } }).keep?.entries ?? []
 }
 
 /** The status entry of the pin made on `folder` (entries are named by the path pinned). */

@@ -4,45 +4,14 @@
 // gone, other reads past the cache's budget evict none of it, a pin that cannot fit is
 // refused at once with nothing fetched, `free` drops what no pin keeps, and a pinned inbox
 // keeps a transfer that arrives while mounted.
-import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bytes, putTransfer } from '../cli/harness.js'
 import { run, unmountAll, waitFor, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
-import { cli, login, mount, serviceClient, transferFolder, useAccount, type Account } from './harness.js'
+import { cli, login, mount, transferFolder, useAccount, type Account } from './harness.js'
+import { made, md5sum, state, total, type Made } from './keeping.js'
 
 const MiB = 1024 * 1024
-
-interface Made {
-  id: string
-  files: Array<{ name: string; size: number; md5: string }>
-}
-
-async function made(service: TestService, subject: string, files: Array<{ name: string; size: number; seed: number }>): Promise<Made> {
-  const client = await serviceClient(service)
-  try {
-    const data = files.map((f) => ({ name: f.name, data: bytes(f.size, f.seed) }))
-    const t = await putTransfer(client, data, { subject, to: [service.user.email] })
-    return { id: t.id, files: data.map((f) => ({ name: f.name, size: f.data.length, md5: createHash('md5').update(f.data).digest('hex') })) }
-  } finally {
-    await client.close()
-  }
-}
-
-const total = (m: Made): number => m.files.reduce((n, f) => n + f.size, 0)
-
-async function state(p: string): Promise<string> {
-  const r = await run('getfattr', ['--only-values', '-n', 'user.transferfs.state', p])
-  if (r.code !== 0) throw new Error(`getfattr ${p}: ${r.stderr}`)
-  return r.stdout
-}
-
-async function md5sum(p: string): Promise<string> {
-  const r = await run('md5sum', [p], { timeoutMs: 60_000 })
-  if (r.code !== 0) throw new Error(`md5sum ${p}: ${r.stderr}`)
-  return r.stdout.split(' ')[0]!
-}
 
 describe('keeping a transfer on this machine', () => {
   let service: TestService
@@ -56,10 +25,10 @@ describe('keeping a transfer on this machine', () => {
 
   beforeAll(async () => {
     service = await startTestService()
-    pinned = await made(service, 'Pinned report', [{ name: 'a.bin', size: 3 * MiB, seed: 1 }, { name: 'docs/b.bin', size: 20 * MiB + 12345, seed: 2 }])
-    other = await made(service, 'Other', [{ name: 'c.bin', size: 24 * MiB, seed: 3 }])
-    more = await made(service, 'More', [{ name: 'd.bin', size: 30 * MiB, seed: 4 }])
-    big = await made(service, 'Too big', [{ name: 'e.bin', size: 50 * MiB, seed: 5 }])
+    pinned = await made(service, 'Pinned report', [{ name: 'a.bin', size: 3 * MiB }, { name: 'docs/b.bin', size: 20 * MiB + 12345 }])
+    other = await made(service, 'Other', [{ name: 'c.bin', size: 24 * MiB }])
+    more = await made(service, 'More', [{ name: 'd.bin', size: 30 * MiB }])
+    big = await made(service, 'Too big', [{ name: 'e.bin', size: 50 * MiB }])
     // A 64 MiB cache: the pinned transfer fits, and reading the others fills the rest past its budget.
     account = await useAccount(service, { TRANSFERFS_DISK_CACHE_BYTES: '64M' })
     await login(service)
@@ -219,7 +188,7 @@ describe('a pinned inbox', () => {
     const r = await cli(['pin', inbox])
     expect(r.code, r.stderr).toBe(0)
     expect(await waitFor(async () => (await state(inbox)) === 'pinned', 30_000, 250)).toBe(true)
-    const arrived = await made(service, 'Arrival', [{ name: 'new.bin', size: 5 * MiB, seed: 9 }])
+    const arrived = await made(service, 'Arrival', [{ name: 'new.bin', size: 5 * MiB }])
     const since = Date.now()
     // Someone looks at the inbox: arrivals are checked every few seconds.
     expect((await run('ls', [inbox])).code).toBe(0)
