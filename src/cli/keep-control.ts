@@ -36,6 +36,11 @@ export function keepControl(core: TransferFileSystem, keeper: Keeper, mountDir: 
           results.push({ path: p, ok: true, message: was ? `unpinned ${target.label}` : `${target.label} was not pinned` })
         }
       } catch (e) {
+        // A pin whose path leads nowhere now (its transfer deleted) is still unpinned by that path.
+        if (req.op === 'unpin' && e instanceof FsError && e.code === 'ENOENT' && (await keeper.unpinLabel(rel))) {
+          results.push({ path: p, ok: true, message: `unpinned ${rel}` })
+          continue
+        }
         const code = e instanceof FsError ? e.code : undefined
         const why = e instanceof FsError && e.message === e.code ? describe(e.code) : (e as Error).message
         results.push({ path: p, ok: false, ...(code ? { code } : {}), message: code === 'ENOSPC' ? `No space left on device: ${why}` : `${p}: ${why}` })

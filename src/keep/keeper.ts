@@ -142,7 +142,22 @@ export class Keeper implements Keeping, KeptTransfers {
   }
 
   async unpin(target: KeepTarget): Promise<void> {
-    const pin = await this.pins.remove(target.scope)
+    await this.unpinScope(target.scope)
+  }
+
+  /**
+   * Unpins the pin made at `label` (its path on the mount when pinned), for one whose path no
+   * longer leads to it (its transfer deleted on the service); false when no pin has that label.
+   */
+  async unpinLabel(label: string): Promise<boolean> {
+    const pin = this.pins.list().find((p) => p.label === label)
+    if (!pin) return false
+    await this.unpinScope(pin.scope)
+    return true
+  }
+
+  private async unpinScope(scope: PinScope): Promise<void> {
+    const pin = await this.pins.remove(scope)
     if (!pin) return
     this.troubles.delete(pin)
     const still = new Map<string, RemoteFile>()
@@ -151,7 +166,7 @@ export class Keeper implements Keeping, KeptTransfers {
     this.kept = still
     if (this.current && !still.has(this.current.file.cacheKey)) this.current.abort.abort(new DOMException('unpinned', 'AbortError'))
     await this.content.unkeep(released)
-    this.cfg.log?.info(`unpinned ${target.label}`)
+    this.cfg.log?.info(`unpinned ${pin.label}`)
   }
 
   /** Drops the cached bytes of the files below `target` that no pin keeps; the bytes freed. */

@@ -175,7 +175,8 @@ describe('a transfer that ends on the service while pinned', () => {
   ] as const)('%s while its pin is fetching: stops at once with a line in the status, and the mount goes on', async (how, which) => {
     const t = which()
     // A read deadline far beyond the wait below: a stop that waited for it would not be seen in time.
-    const account = await useAccount(service, { TRANSFERFS_READ_TIMEOUT_MS: '10m' })
+    // Listings refreshed often, so that a cancelled or deleted transfer leaves inbox/ before the unpin below.
+    const account = await useAccount(service, { TRANSFERFS_READ_TIMEOUT_MS: '10m', TRANSFERFS_LISTING_TTL_MS: '500' })
     await login(service)
     await mount(account)
     const dir = await transferFolder(account.mountDir, t.id)
@@ -203,6 +204,20 @@ describe('a transfer that ends on the service while pinned', () => {
     await service.controls.throttle({})
     const other = await transferFolder(account.mountDir, small.id)
     for (const f of small.files) expect(await md5sum(path.join(other, f.name)), f.name).toBe(f.md5)
+
+    // Unpinned by the path it had, whether or not inbox/ still shows it (an expired one stays).
+    // A listing is refreshed behind the one it answers with: looked at over a few refreshes.
+    const shown = async (): Promise<boolean> => (await names(account)).some((n) => n.endsWith(`(${t.id})`))
+    if (how === 'expired') {
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      expect(await shown()).toBe(true)
+      expect(await shown()).toBe(true)
+    } else expect(await waitFor(async () => !(await shown()), 10_000, 250)).toBe(true)
+    const unpin = await cli(['unpin', dir])
+    expect(unpin.code, unpin.stderr).toBe(0)
+    expect(unpin.stdout).toMatch(/^unpinned inbox\//)
+    // status.json is rewritten within a second of a change.
+    expect(await waitFor(async () => (await entryOf(dir)) === undefined, 5_000, 250)).toBe(true)
   }, 300_000)
 })
 
