@@ -11,7 +11,8 @@ export async function coveredBy(store: MetadataStore, scope: PinScope): Promise<
   const covered: Covered = { files: [], transfers: [] }
   if (scope.kind === 'transfer') await addTransfer(store, { ref: scope.ref, place: scope.place, summary: null }, scope.below, covered)
   else {
-    const listing = scope.kind === 'inbox' ? await store.inbox() : await store.search(scope.words)
+    // A search is asked again: its cached result would not hold what has just arrived.
+    const listing = scope.kind === 'inbox' ? await store.inbox() : await store.searchAgain(scope.words)
     for (const name of listing.names) await addTransfer(store, listing.byName.get(name)!, [], covered)
   }
   return covered

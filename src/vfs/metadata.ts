@@ -136,6 +136,11 @@ export class MetadataStore {
     return this.searches.get(name)
   }
 
+  /** `search/<name>` searched now, not from the cache. */
+  searchAgain(name: string): Promise<FolderListing> {
+    return this.searches.again(name)
+  }
+
   peekSearch(name: string): FolderListing | undefined {
     return this.searches.peek(name)
   }

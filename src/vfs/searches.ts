@@ -38,13 +38,22 @@ export class InboxSearches {
 
   /** The transfers found for the name `search/<name>`: cached, or searched now. */
   get(name: string): Promise<FolderListing> {
+    return this.of(name).get()
+  }
+
+  /** The transfers found for the name, searched now (a pinned search, once new transfers arrived). */
+  again(name: string): Promise<FolderListing> {
+    return this.of(name).refresh()
+  }
+
+  private of(name: string): Refreshing<FolderListing> {
     let search = this.searches.get(name)
     if (!search) {
       if (this.searches.size >= MAX_SEARCHES) this.searches.delete(this.searches.keys().next().value!)
       search = new Refreshing(() => this.load(name), this.policy)
       this.searches.set(name, search)
     }
-    return search.get()
+    return search
   }
 
   /** The result already known, without any call. */

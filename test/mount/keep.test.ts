@@ -208,4 +208,21 @@ describe('a pinned inbox', () => {
     expect(unpin.code, unpin.stderr).toBe(0)
     expect(await state(inbox)).toBe('cached')
   }, 120_000)
+
+  it('a pinned search keeps a transfer it finds once it arrives, and only that one', async () => {
+    const search = path.join(account.mountDir, 'search', 'Quarterly')
+    const r = await cli(['pin', search])
+    expect(r.code, r.stderr).toBe(0)
+    const found = await made(service, 'Quarterly figures', [{ name: 'q.bin', size: 4 * MiB }])
+    const other = await made(service, 'Holiday photos', [{ name: 'h.bin', size: 4 * MiB }])
+    expect((await run('ls', [path.join(account.mountDir, 'inbox')])).code).toBe(0)
+    let dir = ''
+    const kept = await waitFor(async () => {
+      dir = await transferFolder(account.mountDir, found.id).catch(() => '')
+      return dir !== '' && (await state(dir)) === 'pinned'
+    }, 30_000, 250)
+    expect(kept, dir && (await state(dir))).toBe(true)
+    expect(await state(await transferFolder(account.mountDir, other.id))).toBe('online')
+    expect(await state(search)).toBe('pinned')
+  }, 120_000)
 })
