@@ -57,8 +57,13 @@ describe('keeping a transfer on this machine', () => {
     expect((await run('getfattr', ['--only-values', '-n', 'user.transferfs.pin', dir])).stdout).toBe('1')
     expect(await state(path.join(await folder(other), 'c.bin'))).toBe('online')
 
-    const status = await cli(['status', '--json'])
-    const keep = (JSON.parse(status.stdout) as { keep: { entries: Array<{ name: string; state: string; bytesCached: number; bytesTotal: number }>; cache: { keptBytes: number } } }).keep
+    type Keep = { entries: Array<{ name: string; state: string; bytesCached: number; bytesTotal: number }>; cache: { keptBytes: number } }
+    let keep!: Keep
+    // status.json is rewritten within a second of a change.
+    expect(await waitFor(async () => {
+      keep = (JSON.parse((await cli(['status', '--json'])).stdout) as { keep: Keep }).keep
+      return keep.entries[0]?.state === 'kept'
+    }, 10_000, 250), JSON.stringify(keep)).toBe(true)
     expect(keep.entries).toHaveLength(1)
     expect(keep.entries[0]).toMatchObject({ state: 'kept', bytesCached: total(pinned), bytesTotal: total(pinned) })
     expect(keep.cache.keptBytes).toBeGreaterThanOrEqual(total(pinned))

@@ -2,7 +2,7 @@
 // what a pin looks like from outside the mount (the state attribute, the status, a file's MD5).
 import { createHash, randomFillSync } from 'node:crypto'
 import type { KeepStatusEntry } from '../../src/send/status.js'
-import { run } from '../support/mount.js'
+import { run, waitFor } from '../support/mount.js'
 import type { TestService } from '../support/service.js'
 import { cli, serviceClient } from './harness.js'
 
@@ -49,6 +49,16 @@ export async function md5sum(p: string): Promise<string> {
   const r = await run('md5sum', [p], { timeoutMs: 120_000 })
   if (r.code !== 0) throw new Error(`md5sum ${p}: ${r.stderr}`)
   return r.stdout.split(' ')[0]!
+}
+
+/**
+ * The pins status lists once `ready` holds for them: status.json is rewritten within a second
+ * of a change, so a pin the state attribute already calls complete may still show as fetching.
+ */
+export async function keepEntriesWhen(ready: (entries: KeepStatusEntry[]) => boolean, timeoutMs = 10_000): Promise<KeepStatusEntry[]> {
+  let entries = await keepEntries()
+  await waitFor(async () => ready((entries = await keepEntries())), timeoutMs, 250)
+  return entries
 }
 
 /** The pins `transferfs status --json` lists. */

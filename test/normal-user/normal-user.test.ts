@@ -239,8 +239,10 @@ describe.skipIf(SKIP !== null)(`a normal user, through the real command line${SK
     expect(pin.stdout).toMatch(/^pinned inbox\//)
     const state = async (): Promise<string> => (await sh('getfattr --only-values -n user.transferfs.state "$1"', [dir])).stdout
     expect(await waitFor(async () => (await state()) === 'pinned', 60_000, 250), `state: ${await state()}${await mountLog()}`).toBe(true)
-    const status = await transferfs(['status', '--json'])
-    expect((JSON.parse(status.stdout) as { keep?: { entries: Array<{ state: string }> } }).keep?.entries.map((e) => e.state)).toEqual(['kept'])
+    // status.json is rewritten within a second of a change.
+    const pins = async (): Promise<string[] | undefined> =>
+      (JSON.parse((await transferfs(['status', '--json'])).stdout) as { keep?: { entries: Array<{ state: string }> } }).keep?.entries.map((e) => e.state)
+    expect(await waitFor(async () => JSON.stringify(await pins()) === '["kept"]', 10_000, 500), JSON.stringify(await pins())).toBe(true)
     const unpin = await sh('setfattr -x user.transferfs.pin "$1"', [dir])
     expect(unpin.code, await explain('setfattr -x', unpin)).toBe(0)
     expect(await state()).toBe('cached')
