@@ -356,9 +356,7 @@ export class MetadataStore {
       inbox = await this.catalog.inbox()
     } catch (error) {
       // Not taken as the arrivals' starting point: what the service lists next is not all news.
-      const kept = this.keptListing(error, 'inbox')
-      if (kept) return kept
-      throw error
+      return this.keptInstead(error, 'inbox')
     }
     // The pages describe the account too: `df` (and find, which asks statfs) need no call of their own.
     this.accountInfo.set(inbox.account)
@@ -390,10 +388,13 @@ export class MetadataStore {
     return buildListing('inbox', transfers.map((summary) => ({ ref: idRef(summary.id), summary })))
   }
 
-  /** While the service cannot be reached, the kept transfers a folder shows (their details with them); null otherwise. */
-  private keptListing(error: unknown, place: 'inbox' | 'sent'): FolderListing | null {
+  /**
+   * What a folder's listing that failed with `error` shows instead: while the service cannot be
+   * reached, the kept transfers of the folder (their details with them); else the error.
+   */
+  private keptInstead(error: unknown, place: 'inbox' | 'sent'): FolderListing {
     const kept = error instanceof NetworkError ? this.kept.listed(place) : []
-    if (kept.length === 0) return null
+    if (kept.length === 0) throw error
     this.lastRefreshError = error
     for (const transfer of kept) this.detailsOf(idRef(transfer.id)).set({ state: 'found', transfer })
     return buildListing(place, kept.filter(this.readable).map((summary) => ({ ref: idRef(summary.id), summary })))
@@ -404,9 +405,7 @@ export class MetadataStore {
     try {
       sent = await this.catalog.sentIds()
     } catch (error) {
-      const kept = this.keptListing(error, 'sent')
-      if (kept) return kept
-      throw error
+      return this.keptInstead(error, 'sent')
     }
     for (const { id, password } of sent) {
       const key = idRef(id).key
