@@ -29,8 +29,9 @@
 // speed (it copies shared memory word by word).
 
 /** The few WebAssembly names used here (the project's TypeScript libraries do not declare them). */
+interface WasmMemory { buffer: ArrayBufferLike }
 declare const WebAssembly: {
-  Memory: new (descriptor: { initial: number; maximum?: number; shared?: boolean }) => { buffer: ArrayBufferLike }
+  Memory: new (descriptor: { initial: number; maximum?: number; shared?: boolean }) => WasmMemory
   Module: new (bytes: Uint8Array) => object
   Instance: new (module: object, imports: object) => { exports: Record<string, unknown> }
 }
@@ -41,19 +42,21 @@ export const BLOCK_SUM_BYTES = 64
 /**
  * The module, assembled from:
  *   (import "m" "mem" (memory 1))
- *   (func (export "sum") (param $p i32) (param $n i32)
+ *   (func (export "sum") (param $p i32) (param $n i32) (param $s i32)
  *     (local $s1a v128) (local $s2a v128) (local $s1b v128) (local $s2b v128) (local $v v128)
  *     $n := $p + $n   ;; the end
- *     load the four sums from bytes 0, 16, 32, 48
+ *     load the four sums from bytes $s, $s + 16, $s + 32, $s + 48
  *     loop while $p < $n:
  *       $v := v128.load $p
  *       $s1a += i64x2.extend_low_i32x4_u $v;  $s2a += $s1a   ;; lanes 0 and 1
  *       $s1b += i64x2.extend_high_i32x4_u $v; $s2b += $s1b   ;; lanes 2 and 3
  *       $p += 16
  *     store the four sums back)
+ * The sums live at $s, so that threads summing blocks of the same memory at once (this one
+ * and the hashing threads: sumInWorkerSource) each keep their own.
  */
 const MODULE = Buffer.from(
-  'AGFzbQEAAAABBgFgAn9/AAIKAQFtA21lbQIAAQMCAQAHBwEDc3VtAAAKkgEBjwEBBXsgACABaiEBQQD9AAQAIQJBAP0ABBAhA0EA/QAEICEEQQD9AAQwIQUCQANAIAAgAU8NASAA/QAEACEGIAIgBv3JAf3OASICIAP9zgEhAyAEIAb9ygH9zgEiBCAF/c4BIQUgAEEQaiEADAALC0EAIAL9CwQAQQAgA/0LBBBBACAE/QsEIEEAIAX9CwQwCw==',
+  'AGFzbQEAAAABBwFgA39/fwACCgEBbQNtZW0CAAEDAgEABwcBA3N1bQAACpIBAY8BAQV7IAAgAWohASAC/QAEACEDIAL9AAQQIQQgAv0ABCAhBSAC/QAEMCEGAkADQCAAIAFPDQEgAP0ABAAhByADIAf9yQH9zgEiAyAE/c4BIQQgBSAH/coB/c4BIgUgBv3OASEGIABBEGohAAwACwsgAiAD/QsEACACIAT9CwQQIAIgBf0LBCAgAiAG/QsEMAs=',
   'base64',
 )
 
@@ -68,35 +71,38 @@ const PAGE = 64 * 1024
 const PLAIN_IMPORT = Buffer.from('020a01016d036d656d020001', 'hex')
 const SHARED_IMPORT = Buffer.from('020d01016d036d656d020301808004', 'hex')
 const at = MODULE.indexOf(PLAIN_IMPORT)
+const SHARED_MODULE = Buffer.concat([MODULE.subarray(0, at), SHARED_IMPORT, MODULE.subarray(at + PLAIN_IMPORT.length)])
 const compiled = {
   plain: new WebAssembly.Module(MODULE),
-  shared: new WebAssembly.Module(Buffer.concat([MODULE.subarray(0, at), SHARED_IMPORT, MODULE.subarray(at + PLAIN_IMPORT.length)])),
+  shared: new WebAssembly.Module(SHARED_MODULE),
 }
 
 /** One instance of the module with its memory: the sums at its start, then `bytes` more. */
 class Summer {
   readonly view: Buffer
   readonly state: Buffer
-  private readonly sumAt: (at: number, length: number) => void
+  readonly memory: WasmMemory
+  private readonly sumAt: (at: number, length: number, state: number) => void
 
   constructor(bytes: number, shared: boolean) {
     const pages = Math.ceil((SUM_MEMORY_START + bytes) / PAGE)
     const memory = new WebAssembly.Memory(shared ? { initial: pages, maximum: pages, shared } : { initial: pages })
-    this.sumAt = new WebAssembly.Instance(shared ? compiled.shared : compiled.plain, { m: { mem: memory } }).exports.sum as (at: number, length: number) => void
+    this.memory = memory
+    this.sumAt = new WebAssembly.Instance(shared ? compiled.shared : compiled.plain, { m: { mem: memory } }).exports.sum as (at: number, length: number, state: number) => void
     this.view = Buffer.from(memory.buffer)
     this.state = this.view.subarray(0, BLOCK_SUM_BYTES)
   }
 
   /** Adds `length` bytes at `at` of this memory, whole vectors, to the sums. */
   sum(at: number, length: number): void {
-    this.sumAt(at, length)
+    this.sumAt(at, length, 0)
   }
 
   /** Adds the last `n` (< 16) bytes of `bytes`, zero-padded to a vector. */
   sumTail(bytes: Buffer, n: number): void {
     this.view.fill(0, BLOCK_SUM_BYTES, STATE_BYTES)
     bytes.copy(this.view, BLOCK_SUM_BYTES, bytes.length - n)
-    this.sumAt(BLOCK_SUM_BYTES, 16)
+    this.sumAt(BLOCK_SUM_BYTES, 16, 0)
   }
 }
 
@@ -178,3 +184,68 @@ export function blockSum(parts: Buffer | readonly Buffer[]): Buffer {
 export function blockSumIs(bytes: Buffer, sum: Buffer): boolean {
   return run(bytes).state.equals(sum)
 }
+
+/** The shared memory `bytes` lie in, when it is a sum memory (sumMemory): what a hashing thread sums them in. */
+export function sharedSumMemoryOf(bytes: Buffer): WasmMemory | undefined {
+  const memory = arenas.get(bytes.buffer)?.memory
+  return memory && memory.buffer instanceof SharedArrayBuffer ? memory : undefined
+}
+
+/**
+ * Checks worked out elsewhere (a hashing thread sums each block of a piece right after its
+ * MD5, while the bytes are still in that core's cache) for the blocks they belong to: the
+ * disk cache takes a block's check from here instead of reading it all again to sum it,
+ * which cost ~0.19 CPU-s per GiB on a cold read (the bytes long out of any cache by then).
+ * Kept by the block (its list of parts, which is never changed), so it goes with it.
+ */
+const knownSums = new WeakMap<readonly Buffer[], Buffer>()
+
+/** `sum` is the check of `block`'s bytes, worked out already. */
+export function noteBlockSum(block: readonly Buffer[], sum: Buffer): void {
+  knownSums.set(block, sum)
+}
+
+/** The check of `block` worked out already (noteBlockSum), if it was. */
+export function knownBlockSum(block: readonly Buffer[]): Buffer | undefined {
+  return knownSums.get(block)
+}
+
+/**
+ * Where hashing threads keep their sums in a shared sum memory: in its first page, past this
+ * thread's state (bytes 0-79), STATES places of STATE_STRIDE bytes, each taken by a thread
+ * for one block with a compare-and-swap on its word at CLAIMS_AT.
+ */
+const WORKER_STATES = { claimsAt: 1024, at: 2048, stride: 128, count: 16 }
+
+/**
+ * Script for a hashing thread (piece-hash.ts): defines `blockSummer(memory)`, which sums a
+ * block of a shared sum memory by pieces as they are hashed (`add(at, n)`, whole vectors
+ * only, then `finish(at, n)` with the last n < 16 bytes) into the same check as blockSum;
+ * null when every state place is taken (the disk cache sums the block itself then).
+ */
+export const WORKER_SUM_SOURCE = `
+const SUM_MODULE = new WebAssembly.Module(Buffer.from('${SHARED_MODULE.toString('base64')}', 'base64'))
+const SUM_STATES = ${JSON.stringify(WORKER_STATES)}
+function blockSummer(memory) {
+  const claims = new Int32Array(memory.buffer, SUM_STATES.claimsAt, SUM_STATES.count)
+  let i = 0
+  while (i < SUM_STATES.count && Atomics.compareExchange(claims, i, 0, 1) !== 0) i++
+  if (i === SUM_STATES.count) return null
+  const state = SUM_STATES.at + i * SUM_STATES.stride
+  const bytes = new Uint8Array(memory.buffer)
+  bytes.fill(0, state, state + ${STATE_BYTES})
+  const sum = new WebAssembly.Instance(SUM_MODULE, { m: { mem: memory } }).exports.sum
+  return {
+    add(at, n) { sum(at, n, state) },
+    finish(at, n) {
+      if (n > 0) {
+        bytes.fill(0, state + ${BLOCK_SUM_BYTES}, state + ${STATE_BYTES})
+        bytes.copyWithin(state + ${BLOCK_SUM_BYTES}, at, at + n)
+        sum(state + ${BLOCK_SUM_BYTES}, 16, state)
+      }
+      return bytes.slice(state, state + ${BLOCK_SUM_BYTES})
+    },
+    release() { Atomics.store(claims, i, 0) },
+  }
+}
+`

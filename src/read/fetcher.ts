@@ -15,7 +15,8 @@ import type { RetryOptions } from '../api/options.js'
 import { asNetworkError, contiguousRuns, gaveUp, type Trouble } from './fetch-util.js'
 import { spanAt, spansWithin, type Span } from '../base/chunk-grid.js'
 import { blockKey, type Block } from './memory-cache.js'
-import { pieceMd5, warmPieceHashers } from './piece-hash.js'
+import { noteBlockSum } from './block-sum.js'
+import { pieceHash, warmPieceHashers, type PieceHash } from './piece-hash.js'
 import type { BlockBuffers, PooledBuffer } from './block-buffers.js'
 import { LinkRate } from './link-rate.js'
 import { RangeHashes } from './range-hashes.js'
@@ -331,27 +332,31 @@ export class BlockFetcher {
     const first = Math.floor(state.span.start / blockSize)
     const parts = buffers.map((memory, i) => ({ memory: memory.memory, length: spanAt(first + i, file.size, blockSize).end - (first + i) * blockSize }))
     let expected: string
-    let actual: string
+    let actual: PieceHash
     try {
-      ;[expected, actual] = await Promise.all([this.expectedHash(fetch, state.span), pieceMd5(parts)])
+      ;[expected, actual] = await Promise.all([this.expectedHash(fetch, state.span), pieceHash(parts)])
     } catch (e) {
       // Could not learn a hash within the deadline: the piece is tried again like any fault.
       for (const b of buffers) this.buffers.drop(b)
       if (!signal.aborted) state.failure = asNetworkError(e)
       return
     }
-    if (expected !== actual) {
+    if (expected !== actual.md5) {
       for (const b of buffers) this.buffers.drop(b)
       this.stats.mismatches++
       // Either side may be the damaged one: the bytes and the hash are both asked again.
       this.hashes.forget(file, state.span)
-      state.failure = new IntegrityError(`bytes ${state.span.start}-${state.span.end - 1} of ${file.fileName} do not match their hash`, expected, actual)
+      state.failure = new IntegrityError(`bytes ${state.span.start}-${state.span.end - 1} of ${file.fileName} do not match their hash`, expected, actual.md5)
       return
     }
     state.done = true
     state.failure = null
     this.extend(fetch)
     const blocks = buffers.map((buffer, i) => this.buffers.seal(buffer, parts[i]!.length))
+    blocks.forEach((block, i) => {
+      const sum = actual.sums[i]
+      if (sum) noteBlockSum(block, sum)
+    })
     blocks.forEach((block, i) => this.deliver(file, first + i, block))
     // The fetch holds the blocks until the next turn of the event loop: every read waiting
     // for one holds it as its promise settles, before that. Then the caches and those reads

@@ -7,7 +7,7 @@ import { constants as FS } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { writeParts } from '../api/file-io.js'
 import { blockSlots, RECORD_ALIGN, recordOf } from './block-slots.js'
-import { blockSum } from './block-sum.js'
+import { blockSum, knownBlockSum } from './block-sum.js'
 import { copyBytes } from './bytes.js'
 import { headerIs, sealRecord } from './cache-records.js'
 import type { Block } from './memory-cache.js'
@@ -75,8 +75,8 @@ export class RecordIO {
         copyBytes(parts, record.subarray(RECORD_ALIGN))
         return record
       })
-      const sums = blocks.map(({ block, length }, i) => {
-        const sum = blockSum(records[i]!.subarray(RECORD_ALIGN, RECORD_ALIGN + length))
+      const sums = blocks.map(({ block, parts, length }, i) => {
+        const sum = knownBlockSum(parts) ?? blockSum(records[i]!.subarray(RECORD_ALIGN, RECORD_ALIGN + length))
         sealRecord(records[i]!, block, length, sum)
         return sum
       })

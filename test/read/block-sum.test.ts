@@ -2,7 +2,9 @@
 // against the kinds of damage a cache file meets.
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
+import { createHash } from 'node:crypto'
 import { BLOCK_SUM_BYTES, blockSum, blockSumIs, sumMemory } from '../../src/read/block-sum.js'
+import { pieceHash } from '../../src/read/piece-hash.js'
 
 /** The check as block-sum.ts describes it: four lanes of 32-bit words, each with its sum and its sum of running sums. */
 function plainSum(bytes: Buffer): Buffer {
@@ -111,5 +113,38 @@ describe('block check', () => {
       into[length - 1]! ^= 1
       expect(blockSumIs(into, want)).toBe(false)
     }
+  })
+})
+
+describe('block checks worked out by the hashing threads', () => {
+  it('are the plain sums of each block, with the MD5 of the piece, for many pieces at once in one memory', async () => {
+    const blockSize = 256 * 1024
+    const memory = sumMemory(16 * blockSize, true)
+    // Lengths past a stretch, with tails of every kind, and one empty.
+    const lengths = [blockSize, blockSize - 1, 65_536 + 15, 17, 1, 0, 200_003, blockSize - 16]
+    const pieces = [0, 1, 2, 3].map((p) => lengths.slice(p * 2, p * 2 + 2).map((length, i) => {
+      const block = memory.subarray((p * 2 + i) * blockSize, (p * 2 + i + 1) * blockSize)
+      randomBytes(blockSize).copy(block)
+      return { memory: block, length }
+    }))
+    // The four pieces hashed at once: their threads sum blocks of the same memory side by side.
+    const hashed = await Promise.all(pieces.map((parts) => pieceHash(parts)))
+    hashed.forEach((h, p) => {
+      const md5 = createHash('md5')
+      pieces[p]!.forEach((part, i) => {
+        const bytes = part.memory.subarray(0, part.length)
+        md5.update(bytes)
+        expect(h.sums[i]).toEqual(plainSum(bytes))
+        expect(blockSumIs(bytes, h.sums[i]!)).toBe(true)
+      })
+      expect(h.md5).toBe(md5.digest('hex'))
+    })
+  })
+
+  it('are left to the disk cache for bytes outside a shared sum memory', async () => {
+    const bytes = Buffer.from(new SharedArrayBuffer(4096))
+    randomBytes(4096).copy(bytes)
+    const h = await pieceHash([{ memory: bytes, length: 4096 }])
+    expect(h.sums).toEqual([null])
   })
 })
