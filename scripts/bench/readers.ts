@@ -8,7 +8,7 @@
 //   TRANSFERFS_FUSE_LIBRARY=libfuse3 node dist/scripts/bench/readers.js      (one library only)
 //
 // Each reader runs on two kinds of mount, on libfuse 3 and on libfuse 2:
-// - a mount run as root, which applies the default readAheadKb (4096);
+// - a mount run as root, which applies the default readAheadKb (4096 KiB on libfuse 3, 1024 on libfuse 2);
 // - a normal user's mount (the user the test suite makes, test/support/normal-user.ts),
 //   whose readahead stays at the kernel's 128 KiB, read by that user (nobody else may enter
 //   it). Where no normal user can mount, a root mount at readAheadKb 0 stands in, and its

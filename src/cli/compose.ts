@@ -12,7 +12,7 @@ import { proxyRoutes } from '../api/proxy.js'
 import { pemCertificates, readSystemStore } from '../api/trust.js'
 import { FOLDER_FLAGS } from '../config/paths.js'
 import { silentLogger, type Logger } from '../fuse/log.js'
-import { envName, flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings, type SettingTarget, type TargetOptions } from '../config/index.js'
+import { envName, flagName, readAheadKbOf, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings, type SettingTarget, type TargetOptions } from '../config/index.js'
 import type { ReachabilityState } from '../api/connectivity.js'
 import { ReadPath } from '../read/content.js'
 import type { ReadHealth } from '../read/read-log.js'
@@ -161,7 +161,7 @@ export function readOptionsOf(loaded: LoadedSettings): Partial<ReadOptions> {
     // read answers with its own reason before the FUSE adapter's deadline answers EIO.
     deadlineMs: Math.max(1000, s.readTimeoutMs - READ_ANSWER_MARGIN_MS),
     // Reads the kernel's readahead sends ahead of the reader are still one sequential run.
-    sequentialSlack: Math.max(DEFAULT_READ_OPTIONS.sequentialSlack, 2 * s.readAheadKb * 1024),
+    sequentialSlack: Math.max(DEFAULT_READ_OPTIONS.sequentialSlack, 2 * readAheadKbOf(s.readAheadKb) * 1024),
     diskCacheDir: path.join(loaded.folders.cache, CHUNK_CACHE_DIR),
   }
 }

@@ -15,6 +15,24 @@ export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'
 /** Which FUSE library the mount runs on; auto: libfuse 3 where it loads, else libfuse 2. */
 export type FuseLibrary = 'auto' | 'libfuse3' | 'libfuse2'
 export const FUSE_LIBRARIES: readonly FuseLibrary[] = ['auto', 'libfuse3', 'libfuse2']
+
+/**
+ * The kernel readahead (KiB) a root mount gets when readAheadKb is -1, its default, by the
+ * FUSE library it mounts with. Reads of the kernel's readahead are taken in any order, so a
+ * cold read fetches each byte once at any readahead, and none was faster than another here
+ * (performance.md, "The kernel's readahead out of order"). What it changes is how many
+ * requests wait at once, which hides a slow answer where reads are not prefetched yet
+ * (design.md, "Reads"), and what the reader pays: on libfuse 2 (128 KiB requests) a cold
+ * `cat` at 4 MiB cost the reader itself 0.49 CPU-s per GiB against 0.31 at 1 MiB and 0.26 at
+ * the kernel's 128 KiB, the mount alike; on libfuse 3 (1 MiB requests) 0.28 at each.
+ */
+export const READ_AHEAD_KB_BY_LIBRARY: Readonly<Record<Exclude<FuseLibrary, 'auto'>, number>> = { libfuse3: 4096, libfuse2: 1024 }
+
+/** The readahead a mount with `readAheadKb` gets on `library`; where the library is not known yet, the most it may get. */
+export function readAheadKbOf(readAheadKb: number, library?: Exclude<FuseLibrary, 'auto'>): number {
+  if (readAheadKb >= 0) return readAheadKb
+  return library ? READ_AHEAD_KB_BY_LIBRARY[library] : Math.max(...Object.values(READ_AHEAD_KB_BY_LIBRARY))
+}
 /** The settings whose value is one of a few words, and those words. */
 const CHOICES = { logLevel: LOG_LEVELS, fuseLibrary: FUSE_LIBRARIES } as const
 
@@ -137,11 +155,9 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec('confirmation', 'bool', DEFAULT_SEND_OPTIONS.confirmation, '', 'e-mail the sender when a transfer is complete', { feeds: 'send' }),
   spec('password', 'string', DEFAULT_SEND_OPTIONS.password, '', 'password protecting sent transfers', { feeds: 'send', secret: true }),
   spec('logLevel', 'choice', 'info', '', 'error, warn, info or debug'),
-  // 4 MiB: four of libfuse 3's 1 MiB requests at once, which hide a slow answer (design.md,
-  // "Reads"). Since reads of the kernel's readahead are taken in any order, a cold read fetches
-  // each byte once at any readahead, and 0, 2 MiB, 4 MiB and 16 MiB to 1 GiB measured alike here
-  // (performance.md, "The kernel's readahead out of order"): nothing above 4 MiB was faster.
-  spec('readAheadKb', 'int', 4096, 'KiB', 'kernel readahead of the mount (root only; 0 = kernel default)'),
+  // -1: four of libfuse 3's 1 MiB requests, eight of libfuse 2's 128 KiB ones
+  // (READ_AHEAD_KB_BY_LIBRARY).
+  spec('readAheadKb', 'int', -1, 'KiB', `kernel readahead of the mount (root only; -1 = by FUSE library: ${READ_AHEAD_KB_BY_LIBRARY.libfuse3} on libfuse 3, ${READ_AHEAD_KB_BY_LIBRARY.libfuse2} on libfuse 2; 0 = kernel default)`),
   spec('maxBackground', 'int', 16, 'count', 'FUSE requests in flight in the background (readahead), given to the kernel at mount; 0 = kernel default'),
   spec('fuseLibrary', 'choice', 'auto', '', 'FUSE library to mount with: auto (libfuse3 where it loads, else libfuse2), libfuse3 or libfuse2'),
   spec('shutdownGraceMs', 'ms', 10_000, 'ms', 'wait for open files on unmount'),

@@ -7,7 +7,7 @@ import type Fuse from 'fuse-native'
 import { readdir, stat, writeFile } from 'node:fs/promises'
 import { loadFuse, type FuseBackend } from './addon.js'
 import path from 'node:path'
-import type { Settings } from '../config/settings.js'
+import { readAheadKbOf, type Settings } from '../config/settings.js'
 import type { FileSystemCore } from '../vfs/core.js'
 import { FuseAdapter } from './adapter.js'
 import { ReadWindows } from './read-windows.js'
@@ -143,14 +143,15 @@ function fuseOptions(adapter: FuseAdapter, settings: MountSettings): FuseOptions
  * More readahead keeps more reads in flight, hiding latency. The kernel takes it only from a
  * write under /sys (root); the INIT reply can only lower it. Best effort, said once when it fails.
  */
-async function raiseReadahead(m: MountEntry, settings: MountSettings, log: Logger): Promise<void> {
-  if (settings.readAheadKb <= 0) return
+async function raiseReadahead(m: MountEntry, settings: MountSettings, backend: FuseBackend, log: Logger): Promise<void> {
+  const kb = readAheadKbOf(settings.readAheadKb, backend)
+  if (kb <= 0) return
   const file = `/sys/class/bdi/${m.major}:${m.minor}/read_ahead_kb`
   try {
-    await writeFile(file, String(settings.readAheadKb))
+    await writeFile(file, String(kb))
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code === 'EACCES' ? 'it takes root' : (err as Error).message
-    log.info(`readahead stays at the kernel's default (readAheadKb ${settings.readAheadKb} not applied: ${why}); set readAheadKb to 0 to silence this`)
+    log.info(`readahead stays at the kernel's default (readAheadKb ${kb} not applied: ${why}); set readAheadKb to 0 to silence this`)
   }
 }
 
@@ -195,7 +196,7 @@ export async function mountFileSystem(core: FileSystemCore, dir: string, setting
     await fusermountUnmount(dir)
     throw new Error(`cannot mount ${dir}: the mount did not appear`)
   }
-  await raiseReadahead(entry, settings, log)
+  await raiseReadahead(entry, settings, addon.backend, log)
   const windows = new ReadWindows({
     lend: (fh, start, bytes) => fuse.lendWindow(fh, start, bytes),
     withdraw: (fh) => fuse.withdrawWindow(fh),

@@ -5,6 +5,8 @@ import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { DEFAULT_SETTINGS, READ_AHEAD_KB_BY_LIBRARY } from '../../src/config/settings.js'
+import { loadFuse } from '../../src/fuse/addon.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
 import { unmountWithHelper } from '../../src/fuse/mount-helper.js'
@@ -99,6 +101,17 @@ describe('in-process mount', () => {
     const entry = await findMount(m.dir)
     const kb = await readFile(`/sys/class/bdi/${entry!.major}:${entry!.minor}/read_ahead_kb`, 'utf8')
     expect(kb.trim()).toBe('2048')
+  })
+
+  it('by default gives a root mount the readahead of its library', async () => {
+    if (process.getuid?.() !== 0) return
+    expect(DEFAULT_SETTINGS.readAheadKb).toBe(-1)
+    const m = await mountCore(new MemoryCore(), { settings: { readAheadKb: DEFAULT_SETTINGS.readAheadKb } })
+    // The library this process mounted with (one per process).
+    const { backend } = loadFuse('auto')
+    const entry = await findMount(m.dir)
+    const kb = await readFile(`/sys/class/bdi/${entry!.major}:${entry!.minor}/read_ahead_kb`, 'utf8')
+    expect(Number(kb.trim())).toBe(READ_AHEAD_KB_BY_LIBRARY[backend])
   })
 
   it('a second mount on a live mount fails and leaves the first one working', async () => {

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
+import { DEFAULT_SETTINGS, READ_AHEAD_KB_BY_LIBRARY } from '../../src/config/settings.js'
 import { run, useMounts } from '../support/mount.js'
 import { login, mount, useAccount, useOneFile } from './harness.js'
 
@@ -25,7 +25,8 @@ const root = process.getuid?.() === 0
 const LARGEST_READ_AHEAD_KB = 1024 * 1024
 
 describe('a buffered cold read at the kernel readahead the mount sets', () => {
-  const sizes = [...new Set([DEFAULT_SETTINGS.readAheadKb, LARGEST_READ_AHEAD_KB])]
+  // What the default gives on either library, and the largest.
+  const sizes = [...new Set([...Object.values(READ_AHEAD_KB_BY_LIBRARY), LARGEST_READ_AHEAD_KB])]
   it.runIf(root).each(sizes)('readAheadKb %i: every byte served once, hashed once, on few connections', async (kb) => {
     // A fresh account: a new mount (no page cache of the file) and an empty disk cache.
     const account = await useAccount(world.service, { TRANSFERFS_READ_AHEAD_KB: String(kb) })
