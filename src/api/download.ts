@@ -4,7 +4,7 @@
 // download URL's.
 import { createHash } from 'node:crypto'
 import { bodyBatches } from './body-batches.js'
-import { NotPlainRange, type BodySink } from './range-sockets.js'
+import { NotPlainAnswer, type BodySink } from './range-sockets.js'
 import { IntegrityError, NetworkError, ServiceError } from './errors.js'
 import { statusError } from './envelope.js'
 import { headerValue, redactUrl, toNetworkError } from './http.js'
@@ -16,6 +16,8 @@ import { backoffDelay, sleep, withRetry } from './retry.js'
 
 /** Bytes a body may hold unread before it is paused (the socket's flow control then slows the sender). */
 const STREAM_HIGH_WATER_BYTES = 1024 * 1024
+/** Bytes of a range hash's answer taken on the range connections: the MD5, or an error's envelope; a longer one is asked again through the general transport. */
+const RANGE_HASH_ANSWER_LIMIT = 16 * 1024
 
 export interface SignalOption {
   signal?: AbortSignal
@@ -249,7 +251,7 @@ export class DownloadApi {
       return
     } catch (err) {
       // The transport reports its own failures as network errors, and passes the sink's on as they are.
-      if (!(err instanceof NotPlainRange)) throw err
+      if (!(err instanceof NotPlainAnswer)) throw err
     }
     for await (const batch of this.streamRangeOnce(downloadUrl, start, end, signal)) {
       for (const part of batch) {
@@ -366,7 +368,7 @@ export class DownloadApi {
         [RANGE_HASH_QUERY.length]: request.length,
       })}`,
     )
-    const res = await this.transport.requestText({ url, method: 'GET', headers: this.headers(), signal: request.signal })
+    const res = await this.transport.requestShortText({ url, method: 'GET', headers: this.headers(), signal: request.signal }, RANGE_HASH_ANSWER_LIMIT)
     if (res.status !== STATUS.ok) throw statusError('range hash', url, res.status, res.headers, res.text)
     const hex = parseRangeHash(res.text)
     if (hex === null) throw new IntegrityError(`range hash ${redactUrl(url)}: the answer holds no MD5`, 'a 32-digit hex MD5', res.text.slice(0, 64))

@@ -12,7 +12,7 @@ import { Connectivity } from './connectivity.js'
 import { connectionError, NetworkError } from './errors.js'
 import type { ClientOptions } from './options.js'
 import { DIRECT_ROUTES, proxyFor, type ProxyServer } from './proxy.js'
-import { NotPlainRange, RangeSockets, type BodySink } from './range-sockets.js'
+import { NotPlainAnswer, RangeSockets, type BodySink } from './range-sockets.js'
 import { trustingContext } from './trust.js'
 import { tunnelConnector, Tunnels } from './tunnel.js'
 import { WarmConnection } from './warm-connections.js'
@@ -69,7 +69,8 @@ export class Transport {
       connectMs: this.timeouts.connectMs,
       headersMs: this.timeouts.headersMs,
       bodyIdleMs: this.timeouts.bodyIdleMs,
-      keepIdle: this.options.connectionsPerOrigin,
+      // Range streams and range hashes, each up to connectionsPerOrigin at once.
+      keepIdle: 2 * this.options.connectionsPerOrigin,
     }))
   }
 
@@ -128,12 +129,12 @@ export class Transport {
 
   /**
    * GET of bytes [start, end) of `url` (`headers` ask for them), the body handed to `sink` as
-   * it arrives, on connections of their own (range-sockets.ts). NotPlainRange when the
+   * it arrives, on connections of their own (range-sockets.ts). NotPlainAnswer when the
    * answer is anything but those bytes, before any of it is handed on: the caller asks
    * through request() then, which reports every other answer as it should.
    */
   async streamRange(url: URL, headers: Record<string, string>, start: number, end: number, sink: BodySink, signal?: AbortSignal): Promise<void> {
-    if (url.protocol !== 'https:') throw new NotPlainRange('not https')
+    if (url.protocol !== 'https:') throw new NotPlainAnswer('not https')
     // What the sink itself throws is the caller's, passed on as it is.
     let sinkFailed = false
     const watched: BodySink = (bytes) => {
@@ -154,7 +155,7 @@ export class Transport {
       this.connectivity.answered()
     } catch (err) {
       if (sinkFailed) throw err
-      if (err instanceof NotPlainRange) {
+      if (err instanceof NotPlainAnswer) {
         this.connectivity.answered()
         throw err
       }
@@ -191,6 +192,29 @@ export class Transport {
       this.connectivity.failed(url.origin, known)
       throw known
     }
+  }
+
+  /**
+   * A GET whose whole answer is at most `limit` bytes (a range hash), as text: on the range
+   * connections (range-sockets.ts: getShort), a cold read asking one beside each 5 MiB it
+   * streams; through request() where that answer is not one they parse (it is asked again).
+   */
+  async requestShortText(req: HttpRequest & { method: 'GET' }, limit: number): Promise<{ status: number; headers: HttpResponse['headers']; text: string }> {
+    if (req.url.protocol === 'https:') {
+      try {
+        const answer = await this.ranges().getShort(req.url, req.headers ?? {}, limit, req.signal)
+        this.connectivity.answered()
+        return { status: answer.status, headers: answer.headers, text: answer.body.toString('utf8') }
+      } catch (err) {
+        if (!(err instanceof NotPlainAnswer)) {
+          const known = toNetworkError(err, req)
+          if (known instanceof NetworkError) this.connectivity.failed(req.url.origin, known)
+          throw known
+        }
+        this.connectivity.answered()
+      }
+    }
+    return this.requestText(req)
   }
 
   /** Send one request and read the whole body as text. */

@@ -17,6 +17,7 @@ const MiB = 1024 * 1024
 let h: Harness
 let file: FileDto
 let data: Buffer
+let transferId: string
 
 beforeAll(async () => {
   h = await startHarness()
@@ -27,6 +28,7 @@ beforeAll(async () => {
   const init = await sender.transfers.initialize({ subject: 'ranges' })
   await sender.upload.uploadFile({ transferUrl: init.transferurl, transferId: init.transferid, transferKey: init.transferkey, fileName: 'ranges.bin', source: { path } })
   const t = await sender.transfers.complete(init.transferid, init.transferkey)
+  transferId = init.transferid
   file = (t.files.length ? t : await sender.transfers.details(init.transferid)).files.find((f) => f.filename === 'ranges.bin')!
 })
 afterEach(async () => {
@@ -151,6 +153,35 @@ describe('range streams on connections of their own', () => {
     await h.control('POST', '/throttle', {})
     expect((await pump(client, 0, 4096)).equals(data.subarray(0, 4096))).toBe(true)
     expect((await h.counters()).fileConnections).toBe(2)
+  })
+})
+
+describe('range hashes on the same connections', () => {
+  const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex')
+  const hashOf = (client: TransferClient, position: number, length: number) =>
+    client.download.rangeHashOnce({ downloadUrl: file.downloadurl, transferId, fileName: 'ranges.bin', position, length })
+
+  it('are asked on the connection a range was streamed on, one after another on it', async () => {
+    const client = h.client()
+    await h.control('POST', '/counters/reset')
+    expect((await pump(client, 0, MiB)).equals(data.subarray(0, MiB))).toBe(true)
+    for (let i = 0; i < 4; i++) expect(await hashOf(client, i * MiB + 5, MiB)).toBe(md5(data.subarray(i * MiB + 5, (i + 1) * MiB + 5)))
+    const c = await h.counters()
+    expect(c.routes.rangehash).toBe(4)
+    expect(c.fileConnections).toBe(1)
+  })
+
+  it('an error status is answered there, once, and reported as the service error it is', async () => {
+    const client = h.client()
+    await h.control('POST', '/faults', { route: 'rangehash', kind: 'status', status: 503, count: 1 })
+    await h.control('POST', '/counters/reset')
+    const e = await hashOf(client, 0, 4096).catch((x: unknown) => x)
+    expect(e).toBeInstanceOf(ServiceError)
+    expect((e as ServiceError).httpStatus).toBe(503)
+    expect((await h.counters()).routes.rangehash).toBe(1)
+    // The next try gets the hash, on the same connection.
+    expect(await hashOf(client, 0, 4096)).toBe(md5(data.subarray(0, 4096)))
+    expect((await h.counters()).fileConnections).toBe(1)
   })
 })
 
