@@ -1,7 +1,8 @@
 // The metadata cache: what the tree knows about transfers, filled by listings and
 // details, kept for a TTL and refreshed without blocking (see refreshing.ts). getattr,
 // lookup and readdir are answered from here; only a first visit of something waits for
-// the service. Passwords given through `.password` live here, in memory only.
+// the service. Each transfer's details, and the passwords that open them, are kept by
+// transfer-details.ts.
 //
 // What is shown (by default the inbox leaves expired transfers out: docs/design.md, Inbox):
 // - inbox/ and sent/ list only complete transfers that have not expired. An expired
@@ -11,11 +12,9 @@
 // - by-id/<id or trackid> opens any transfer the caller can see, expired, cancelled or
 //   deleted included: those show only their `.transfer.json` (which says why).
 // - search/<words> shows what the inbox search finds, leaving out what inbox/ leaves out.
-import { NetworkError, ServiceError } from '../api/errors.js'
-import { isServiceNotFound } from '../api/failure.js'
+import { NetworkError } from '../api/errors.js'
 import type { Transfer } from '../api/types.js'
 import type { Account, TransferCatalog } from './catalog.js'
-import { FsError } from './core.js'
 import { buildListing, type FolderListing, type TransferEntry, type TransferRef } from './folder-listing.js'
 import { InboxNews } from './inbox-news.js'
 import { NONE_KEPT, type KeptTransfers } from './keeping.js'
@@ -23,14 +22,10 @@ import { Refreshing, type RefreshPolicy } from './refreshing.js'
 import { InboxSearches, silentSearchLog, type SearchLog } from './searches.js'
 import type { Clock } from '../base/clock.js'
 import type { VfsSettings } from './settings.js'
+import { idRef, TransferDetails, type Details } from './transfer-details.js'
 import { buildTransferTree, type TreeDir } from './transfer-tree.js'
 
 const MAX_BY_ID_LOOKUPS = 4096
-
-type Details =
-  | { state: 'found'; transfer: Transfer }
-  | { state: 'locked' }
-  | { state: 'gone' }
 
 /** What a transfer folder holds right now. */
 export type Contents =
@@ -39,27 +34,6 @@ export type Contents =
   /** Expired, cancelled, deleted or unfinished: only its `.transfer.json`. */
   | { state: 'closed'; transfer: Transfer }
   | { state: 'gone' }
-
-export function idRef(id: string): TransferRef {
-  return { key: `id:${id}`, via: 'id', token: id }
-}
-
-function trackRef(trackid: string): TransferRef {
-  return { key: `track:${trackid}`, via: 'trackid', token: trackid }
-}
-
-function statusOf(error: unknown): string | null {
-  return error instanceof ServiceError ? error.responsestatus : null
-}
-
-function needsPassword(error: unknown): boolean {
-  return statusOf(error) === 'PasswordRequired'
-}
-
-function isWrongPassword(error: unknown): boolean {
-  const status = statusOf(error)
-  return status === 'AccessDenied' || status === 'CaptchaRequiredForNextLogin'
-}
 
 /**
  * Complete and not expired; or expired but kept on this machine (`kept`): a pinned transfer
@@ -75,9 +49,8 @@ export class MetadataStore {
   private readonly inboxListing: Refreshing<FolderListing>
   private readonly sentListing: Refreshing<FolderListing>
   private readonly accountInfo: Refreshing<Account>
-  private readonly details = new Map<string, Refreshing<Details>>()
+  private readonly details: TransferDetails
   private readonly byIdLookups = new Map<string, Refreshing<TransferEntry | null>>()
-  private readonly passwords = new Map<string, string>()
   private readonly trees = new WeakMap<Transfer, TreeDir>()
   private readonly searches: InboxSearches
   /** The last background refresh failure, for `.status` and logs (never holds a secret). */
@@ -105,6 +78,7 @@ export class MetadataStore {
         this.lastRefreshError = error
       },
     }
+    this.details = new TransferDetails(catalog, this.policy, () => this.kept)
     this.inboxListing = new Refreshing(() => this.loadInbox(), this.policy)
     this.sentListing = new Refreshing(() => this.loadSent(settings.detailsConcurrency), this.policy)
     this.accountInfo = new Refreshing(() => this.catalog.account(), this.policy)
@@ -170,7 +144,7 @@ export class MetadataStore {
       if (this.byIdLookups.size >= MAX_BY_ID_LOOKUPS) {
         this.byIdLookups.delete(this.byIdLookups.keys().next().value!)
       }
-      lookup = new Refreshing(() => this.lookUp(name), this.policy)
+      lookup = new Refreshing(() => this.details.lookUp(name), this.policy)
       this.byIdLookups.set(name, lookup)
     }
     return lookup.get()
@@ -180,49 +154,25 @@ export class MetadataStore {
     return this.known(name) ?? this.byIdLookups.get(name)?.peek()
   }
 
-  private async lookUp(name: string): Promise<TransferEntry | null> {
-    for (const ref of [idRef(name), trackRef(name)]) {
-      const found = await this.loadDetails(ref)
-      if (found.state === 'gone') continue
-      this.detailsOf(ref).set(found)
-      return { ref, place: 'by-id', summary: found.state === 'found' ? found.transfer : null }
-    }
-    return null
-  }
-
   async contents(entry: TransferEntry): Promise<Contents> {
     if (this.isLockedByListing(entry)) return { state: 'locked' }
-    return this.contentsOf(await this.detailsOf(entry.ref).get())
+    return this.contentsOf(await this.details.of(entry.ref).get())
   }
 
   /** The contents if already known, without any call or refresh. */
   peekContents(entry: TransferEntry): Contents | undefined {
     if (this.isLockedByListing(entry)) return { state: 'locked' }
-    const details = this.details.get(entry.ref.key)?.peek()
+    const details = this.details.peek(entry.ref)
     return details && this.contentsOf(details)
   }
 
   isUnlocked(entry: TransferEntry): boolean {
-    return this.passwords.has(entry.ref.key)
+    return this.details.isUnlocked(entry.ref)
   }
 
   /** Tries a password; right: the folder opens for the life of the mount. Wrong: EACCES. */
-  async unlock(entry: TransferEntry, password: string): Promise<void> {
-    if (this.passwords.get(entry.ref.key) === password) return
-    let transfer: Transfer
-    try {
-      transfer = await this.fetchDetails(entry.ref, password)
-    } catch (error) {
-      if (isWrongPassword(error) || needsPassword(error)) throw new FsError('EACCES', 'wrong password')
-      throw error
-    }
-    this.passwords.set(entry.ref.key, password)
-    this.detailsOf(entry.ref).set({ state: 'found', transfer })
-    const byTransferId = idRef(transfer.id)
-    if (byTransferId.key !== entry.ref.key && !this.passwords.has(byTransferId.key)) {
-      this.passwords.set(byTransferId.key, password)
-      this.detailsOf(byTransferId).expire()
-    }
+  unlock(entry: TransferEntry, password: string): Promise<void> {
+    return this.details.unlock(entry.ref, password)
   }
 
   /** Everything becomes stale: the next access refreshes (an explicit "look again"). */
@@ -230,7 +180,7 @@ export class MetadataStore {
     this.inboxListing.expire()
     this.sentListing.expire()
     this.accountInfo.expire()
-    for (const details of this.details.values()) details.expire()
+    this.details.expireAll()
     this.byIdLookups.clear()
     this.searches.expireAll()
   }
@@ -241,7 +191,7 @@ export class MetadataStore {
    * A failure keeps the last values (the next TTL refresh tries again).
    */
   async refreshSent(transferid?: string): Promise<void> {
-    if (transferid !== undefined) await this.detailsOf(idRef(transferid)).refresh().catch(() => undefined)
+    if (transferid !== undefined) await this.details.of(idRef(transferid)).refresh().catch(() => undefined)
     await this.sentListing.refresh().catch(() => undefined)
   }
 
@@ -251,7 +201,7 @@ export class MetadataStore {
   }
 
   private isLockedByListing(entry: TransferEntry): boolean {
-    return entry.summary?.passwordprotected === true && !this.passwords.has(entry.ref.key)
+    return entry.summary?.passwordprotected === true && !this.details.isUnlocked(entry.ref)
   }
 
   private contentsOf(details: Details): Contents {
@@ -264,40 +214,6 @@ export class MetadataStore {
       this.trees.set(transfer, tree)
     }
     return { state: 'open', transfer, tree }
-  }
-
-  private detailsOf(ref: TransferRef): Refreshing<Details> {
-    let details = this.details.get(ref.key)
-    if (!details) {
-      details = new Refreshing(() => this.loadDetails(ref), this.policy)
-      this.details.set(ref.key, details)
-    }
-    return details
-  }
-
-  private fetchDetails(ref: TransferRef, password: string | undefined): Promise<Transfer> {
-    const options = password === undefined ? {} : { password }
-    return ref.via === 'id' ? this.catalog.details(ref.token, options) : this.catalog.byTrackId(ref.token, options)
-  }
-
-  private async loadDetails(ref: TransferRef): Promise<Details> {
-    const password = this.passwords.get(ref.key)
-    try {
-      return { state: 'found', transfer: await this.fetchDetails(ref, password) }
-    } catch (error) {
-      const kept = error instanceof NetworkError && ref.via === 'id' ? this.kept.details(ref.token) : undefined
-      if (kept) return { state: 'found', transfer: kept }
-      if (needsPassword(error)) return { state: 'locked' }
-      if (isWrongPassword(error)) {
-        // The password changed (or was never right): lock again. Without one, the
-        // caller simply cannot see this transfer.
-        if (password === undefined) return { state: 'gone' }
-        this.passwords.delete(ref.key)
-        return { state: 'locked' }
-      }
-      if (isServiceNotFound(error)) return { state: 'gone' }
-      throw error
-    }
   }
 
   /** The newest sent date of the inbox listing (unix ms); undefined before its first load. */
@@ -345,7 +261,7 @@ export class MetadataStore {
     // entry has no files: its details come with the password.
     for (const summary of transfers) {
       if (!summary.passwordprotected && Array.isArray(summary.files) && summary.files.length > 0) {
-        this.detailsOf(idRef(summary.id)).set({ state: 'found', transfer: summary })
+        this.details.of(idRef(summary.id)).set({ state: 'found', transfer: summary })
       }
     }
   }
@@ -371,7 +287,7 @@ export class MetadataStore {
   private async keptBeyond(listed: readonly Transfer[]): Promise<Transfer[]> {
     const ids = new Set(listed.map((t) => t.id))
     const found = await Promise.all(this.kept.listed('inbox').filter((t) => !ids.has(t.id)).map(async (t) => {
-      const details = await this.detailsOf(idRef(t.id)).get().catch((e: unknown): Details | null => (e instanceof NetworkError ? { state: 'found', transfer: t } : null))
+      const details = await this.details.of(idRef(t.id)).get().catch((e: unknown): Details | null => (e instanceof NetworkError ? { state: 'found', transfer: t } : null))
       return details?.state === 'found' ? details.transfer : null
     }))
     return found.filter((t): t is Transfer => t !== null)
@@ -396,7 +312,7 @@ export class MetadataStore {
     const kept = error instanceof NetworkError ? this.kept.listed(place) : []
     if (kept.length === 0) throw error
     this.lastRefreshError = error
-    for (const transfer of kept) this.detailsOf(idRef(transfer.id)).set({ state: 'found', transfer })
+    for (const transfer of kept) this.details.of(idRef(transfer.id)).set({ state: 'found', transfer })
     return buildListing(place, kept.filter(this.readable).map((summary) => ({ ref: idRef(summary.id), summary })))
   }
 
@@ -407,17 +323,14 @@ export class MetadataStore {
     } catch (error) {
       return this.keptInstead(error, 'sent')
     }
-    for (const { id, password } of sent) {
-      const key = idRef(id).key
-      if (password !== undefined && !this.passwords.has(key)) this.passwords.set(key, password)
-    }
+    for (const { id, password } of sent) if (password !== undefined) this.details.remember(idRef(id), password)
     const items: Array<{ ref: TransferRef; summary: Transfer | null } | null> = new Array(sent.length).fill(null)
     let next = 0
     const worker = async (): Promise<void> => {
       while (next < sent.length) {
         const i = next++
         const ref = idRef(sent[i]!.id)
-        const details = await this.detailsOf(ref).get()
+        const details = await this.details.of(ref).get()
         if (details.state === 'locked') items[i] = { ref, summary: null }
         else if (details.state === 'found' && this.readable(details.transfer)) items[i] = { ref, summary: details.transfer }
       }
