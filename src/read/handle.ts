@@ -9,11 +9,12 @@
 import { spanAt } from '../base/chunk-grid.js'
 import { AccessPattern } from './access-pattern.js'
 import type { BlockBuffers } from './block-buffers.js'
-import { bytesLength, lend, sliceParts, type Bytes } from './bytes.js'
+import { sliceParts, type Bytes } from './bytes.js'
 import type { DiskBlockCache } from './disk-cache.js'
 import { DiskStream, type BlockPool } from './disk-stream.js'
 import { DEMAND, PREFETCH, type BlockFetcher, type Fetch } from './fetcher.js'
 import { alignedSpan, blocksOf, planFetch } from './geometry.js'
+import { holdEach, holdInMemory, lendHeld } from './held-blocks.js'
 import { linkLookahead } from './link-rate.js'
 import { blockKey, type Block, type MemoryBlockCache } from './memory-cache.js'
 import type { ReadOptions } from './options.js'
@@ -122,7 +123,7 @@ export class Handle implements ContentHandle {
     const lent = this.stream?.lendHeld(block, position - start, end - start)
     if (lent) return lent
     const held = this.holdInMemory(block, block + 1)
-    return held && this.lendHeld(held, block, position, end)
+    return held && this.lend(held, block, position, end)
   }
 
   /**
@@ -135,33 +136,15 @@ export class Handle implements ContentHandle {
     if (!blocks) return undefined
     this.prefetch()
     this.answered = true
-    return this.lendHeld(blocks, first, position, stop)
+    return this.lend(blocks, first, position, stop)
   }
 
-  /** Blocks [first, end) held (block-buffers.ts) when every one is in memory, or undefined with none held. */
   private holdInMemory(first: number, end: number): Block[] | undefined {
-    const { memory, buffers } = this.path
-    const { cacheKey } = this.file
-    for (let b = first; b < end; b++) if (!memory.has(blockKey(cacheKey, b))) return undefined
-    const blocks: Block[] = []
-    for (let b = first; b < end; b++) {
-      const block = memory.get(blockKey(cacheKey, b), false)
-      // Held for the read until the FUSE adapter has copied the bytes out (block-buffers.ts).
-      if (!block || !buffers.hold(block)) {
-        for (const held of blocks) buffers.release(held)
-        return undefined
-      }
-      blocks.push(block)
-    }
-    return blocks
+    return holdInMemory(this.path.memory, this.path.buffers, this.file.cacheKey, first, end)
   }
 
-  /** Bytes [position, stop) of held blocks from block `first`, lent: the holds end when the FUSE adapter gives them back. */
-  private lendHeld(blocks: Block[], first: number, position: number, stop: number): Buffer[] {
-    const { buffers, options } = this.path
-    return lend(assemble(blocks, first * options.blockSize, position, stop), () => {
-      for (const b of blocks) buffers.release(b)
-    })
+  private lend(blocks: Block[], first: number, position: number, stop: number): Buffer[] {
+    return lendHeld(this.path.buffers, blocks, this.path.options.blockSize, first, position, stop)
   }
 
   private streamedRead(lent: Buffer[]): Buffer[] {
@@ -206,7 +189,7 @@ export class Handle implements ContentHandle {
       } else {
         const held = this.held(first, end, token, touched, !sequential)
         if (sequential) this.prefetch()
-        work = held.then((blocks) => this.lendHeld(blocks, first, position, stop))
+        work = held.then((blocks) => this.lend(blocks, first, position, stop))
       }
       if (reach) {
         // The service found unreachable while this cold read waits: it fails now, not at its deadline.
@@ -268,31 +251,9 @@ export class Handle implements ContentHandle {
     this.letGo(() => true)
   }
 
-  /**
-   * Blocks [first, end), each held for this read (block-buffers.ts) as its promise settles.
-   * A block that left every holder before this read could hold it is asked again (rare: it
-   * was evicted between being found and being held).
-   */
-  private async held(first: number, end: number, token: ReadToken, touched: Set<Fetch>, touch: boolean): Promise<Block[]> {
-    const { buffers } = this.path
-    for (;;) {
-      const holds: Block[] = []
-      let over = false
-      let gone = false
-      const parts = this.obtain(first, end, token, touched, touch).map((p) => p.then((block) => {
-        if (over) return block
-        if (buffers.hold(block)) holds.push(block)
-        else gone = true
-        return block
-      }))
-      try {
-        const blocks = await Promise.all(parts)
-        if (!gone) return blocks
-      } finally {
-        over = true
-        if (gone || holds.length !== end - first) for (const b of holds) buffers.release(b)
-      }
-    }
+  /** Blocks [first, end), each held for this read as its promise settles (held-blocks.ts). */
+  private held(first: number, end: number, token: ReadToken, touched: Set<Fetch>, touch: boolean): Promise<Block[]> {
+    return holdEach(this.path.buffers, end - first, () => this.obtain(first, end, token, touched, touch))
   }
 
   /**
@@ -407,16 +368,4 @@ export class Handle implements ContentHandle {
       }
     }
   }
-}
-
-/** Bytes [from, to) of the file out of consecutive blocks starting at byte `base`, as views into their parts. */
-function assemble(blocks: Block[], base: number, from: number, to: number): Buffer[] {
-  const out: Buffer[] = []
-  let at = base
-  for (const block of blocks) {
-    const length = bytesLength(block)
-    if (at + length > from && at < to) out.push(...sliceParts(block, Math.max(from, at) - at, Math.min(to, at + length) - at))
-    at += length
-  }
-  return out
 }
