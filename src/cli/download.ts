@@ -16,7 +16,7 @@ import { addPasswordFlags, fetchTransfer, resolveTransferRef, transferPassword, 
 import { commonFlags, ctrlC, withClient, type CommonOptions } from './output/command.js'
 import { action } from './output/errors.js'
 import { CliError, EXIT, UsageError } from './output/exit-codes.js'
-import { formatBytes } from './output/format.js'
+import { formatBytes } from '../base/format-bytes.js'
 import { writeJson } from './output/json.js'
 import { startProgress } from './output/progress.js'
 

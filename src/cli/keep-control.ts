@@ -7,7 +7,7 @@ import type { Keeper } from '../keep/keeper.js'
 import { FsError } from '../vfs/core.js'
 import type { TransferFileSystem } from '../vfs/filesystem.js'
 import type { ControlRequest, ControlResult } from './control.js'
-import { formatBytes } from './output/format.js'
+import { formatBytes } from '../base/format-bytes.js'
 
 /** What the mount does for a control request: each path's result, one failing not stopping the others. */
 export function keepControl(core: TransferFileSystem, keeper: Keeper, mountDir: string): (req: ControlRequest) => Promise<ControlResult[]> {

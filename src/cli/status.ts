@@ -10,7 +10,8 @@ import { loadSettings } from '../config/index.js'
 import { addSettingFlags } from './compose.js'
 import { writeJson } from './output/json.js'
 import { isLive, readStatusFile, STATUS_WRITE_INTERVAL_MS, type StatusFileContent } from '../send/status-file.js'
-import { formatBytes, renderStatusText, serviceLine, type KeepStatusEntry, type SendStatusEntry } from '../send/status.js'
+import { formatBytes } from '../base/format-bytes.js'
+import { renderStatusText, serviceLine, type KeepStatusEntry, type SendStatusEntry } from '../send/status.js'
 
 interface StatusOptions extends Record<string, unknown> {
   json?: boolean

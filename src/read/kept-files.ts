@@ -13,6 +13,7 @@
 import { readdir, readFile, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isTempOfDurableWrite, writeFileDurably } from '../base/durable-file.js'
+import { formatBytes } from '../base/format-bytes.js'
 import { recordBytes } from './cache-records.js'
 
 const LIST_NAME = 'kept-v1.json'
@@ -64,18 +65,6 @@ export function roomShortfall(room: CacheRoom, adding: Adding): { needed: number
     needed: overDisk,
     message: `needs ${formatBytes(overDisk)} more room on the disk (${formatBytes(Math.max(0, room.freeBytes))} free for the cache, ${formatBytes(evictable)} of other cached files can go)`,
   }
-}
-
-/** Bytes for a person: "1.2 GiB", "10 GiB", "512 B". */
-export function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB']
-  let v = n
-  let u = 0
-  while (Math.abs(v) >= 1024 && u < units.length - 1) {
-    v /= 1024
-    u++
-  }
-  return `${u === 0 ? v : Number(v.toFixed(1))} ${units[u]}`
 }
 
 export interface KeptEntry {

@@ -1,5 +1,6 @@
 // What is being sent, how far, and what failed: a snapshot for `.status` (text) and
 // `transferfs status` (JSON). Never holds a secret (no keys, no password).
+import { formatBytes } from '../base/format-bytes.js'
 import type { Entry, FinishedSend } from './entry.js'
 
 export type SendState = 'queued' | 'settling' | 'waiting' | 'sending' | 'done' | 'failed'
@@ -107,17 +108,6 @@ export function buildStatus(now: number, entries: Iterable<Entry>, finished: rea
     })
   }
   return { at: now, entries: out }
-}
-
-export function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
-  let v = n
-  let i = 0
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024
-    i++
-  }
-  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]}`
 }
 
 function formatDuration(s: number): string {

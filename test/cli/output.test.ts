@@ -5,7 +5,7 @@ import { SettingsError } from '../../src/config/index.js'
 import { outputPaths } from '../../src/cli/download.js'
 import { spansOf } from '../../src/base/chunk-grid.js'
 import { EXIT, exitCodeOf, UsageError } from '../../src/cli/output/exit-codes.js'
-import { formatBytes, parseSince } from '../../src/cli/output/format.js'
+import { parseSince } from '../../src/cli/output/format.js'
 import { colorEnabled, makeStyle } from '../../src/cli/output/style.js'
 import { renderTable } from '../../src/cli/output/table.js'
 import { fileValue, findSetting } from '../../src/cli/config.js'
@@ -52,13 +52,6 @@ describe('tables', () => {
 })
 
 describe('formats', () => {
-  it('sizes in binary units', () => {
-    expect(formatBytes(0)).toBe('0 B')
-    expect(formatBytes(1536)).toBe('1.5 KiB')
-    expect(formatBytes(50 * 1024 * 1024)).toBe('50 MiB')
-    expect(formatBytes(null)).toBe('-')
-  })
-
   it('--since takes dates and ages, and refuses anything else as a usage error', () => {
     const now = Date.UTC(2026, 0, 31, 12)
     expect(parseSince('7d', now)).toBe(now - 7 * 86_400_000)

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { RECORD_ALIGN } from '../../src/read/block-slots.js'
 import { recordBytes } from '../../src/read/cache-records.js'
-import { formatBytes, KeptFiles, reservedBytes, roomShortfall, type CacheRoom } from '../../src/read/kept-files.js'
+import { KeptFiles, reservedBytes, roomShortfall, type CacheRoom } from '../../src/read/kept-files.js'
 
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
@@ -54,15 +54,6 @@ describe('whether more files fit', () => {
 
   it('a free space below nothing (the margin already eaten) counts as none', () => {
     expect(roomShortfall(room({ freeBytes: -5 * GiB }), { reservedBytes: GiB, storedBytes: 0 })?.needed).toBe(GiB)
-  })
-})
-
-describe('bytes for people', () => {
-  it('one decimal at most, binary units', () => {
-    expect(formatBytes(512)).toBe('512 B')
-    expect(formatBytes(1536)).toBe('1.5 KiB')
-    expect(formatBytes(10 * GiB)).toBe('10 GiB')
-    expect(formatBytes(1.25 * GiB)).toBe('1.3 GiB')
   })
 })
 

@@ -63,7 +63,7 @@ describe('refusals and retries', () => {
       if (c.op === 'chunk' && c.chunk === 2) seen = renderStatusText(h.fs.status())
     }
     await h.settle()
-    expect(seen).toContain('sending  p.bin  2.0 KiB / 4.0 KiB')
+    expect(seen).toContain('sending  p.bin  2 KiB / 4 KiB')
     expect(h.fs.status().entries[0]).toMatchObject({ name: 'p.bin', state: 'done', bytesSent: 4096, transferid: 't1' })
     expect(JSON.stringify(h.fs.status())).not.toContain('transferkey')
   })

@@ -1,19 +1,7 @@
-// How numbers and times read in tables: sizes in binary units, dates in the local time
-// zone (JSON output keeps the service's unix milliseconds), speeds per second.
+// How times and speeds read in tables: dates in the local time zone (JSON output keeps the
+// service's unix milliseconds), speeds per second in the units sizes take (base/format-bytes.ts).
+import { formatBytes } from '../../base/format-bytes.js'
 import { UsageError } from './exit-codes.js'
-
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB']
-
-export function formatBytes(n: number | null | undefined): string {
-  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) return '-'
-  let v = n
-  let i = 0
-  while (v >= 1024 && i < UNITS.length - 1) {
-    v /= 1024
-    i++
-  }
-  return i === 0 ? `${n} B` : `${v < 10 ? v.toFixed(1) : Math.round(v)} ${UNITS[i]}`
-}
 
 /** "2026-01-31 14:05" in the local time zone; "-" for no date. */
 export function formatDate(ms: number | null | undefined): string {

@@ -1,7 +1,7 @@
 // A progress bar on stderr, only on a terminal (cli-progress); elsewhere (pipes, CI,
 // tests, --json) nothing, so logs stay clean.
 import cliProgress from 'cli-progress'
-import { formatBytes } from './format.js'
+import { formatBytes } from '../../base/format-bytes.js'
 
 export interface Progress {
   /** Total bytes expected (may grow as work is discovered). */
