@@ -25,7 +25,7 @@
 // filling the page cache costs any FUSE file system on this machine.
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
-import { DEFAULT_SETTINGS, FUSE_LIBRARIES } from '../../src/config/settings.js'
+import { DEFAULT_SETTINGS, FUSE_LIBRARIES, readAheadKbOf } from '../../src/config/settings.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
 import { allowFuseDevice, ensureNormalUser, releaseFolder, removeUserFolders, runAs, userAccount, type NormalUser } from '../../test/support/normal-user.js'
 import type { Transfer } from '../../src/api/types.js'
@@ -272,7 +272,7 @@ await withBenchWorld('readers', {}, async (w) => {
         }
       }
       // The null filesystem at the same two readaheads: page-cache filling's own cost here.
-      for (const kb of [DEFAULT_SETTINGS.readAheadKb, 0]) {
+      for (const kb of [readAheadKbOf(DEFAULT_SETTINGS.readAheadKb, library as Exclude<typeof library, 'auto'>), 0]) {
         await withNullFs(w.home, [['f', 'a.bin', FILE]], async (dir, pid) => {
           const m: Mounted = {
             pid, file: path.join(dir, 'a.bin'), copy: path.join(w.home, 'copy'), readaheadKb: await readaheadKb(dir),

@@ -70,7 +70,7 @@ export class Transport {
       headersMs: this.timeouts.headersMs,
       bodyIdleMs: this.timeouts.bodyIdleMs,
       // Range streams and range hashes, each up to connectionsPerOrigin at once.
-      keepIdle: 2 * this.options.connectionsPerOrigin,
+      connections: 2 * this.options.connectionsPerOrigin,
     }))
   }
 

@@ -51,8 +51,13 @@ export interface RangeSocketOptions {
   connectMs: number
   headersMs: number
   bodyIdleMs: number
-  /** Idle connections kept per origin. */
-  keepIdle: number
+  /**
+   * Connections per origin at most, in use or idle: a request past them waits for one to be
+   * free. A cold read streams up to maxConcurrentFetches ranges and asks up to
+   * maxConcurrentHashes hashes beside them; without a bound each burst of hash calls opened
+   * connections of its own (15–28 for a cold GiB, where 8 do).
+   */
+  connections: number
 }
 
 /** Decrypted bytes land here, for every socket, unless the sink names its room: each read is handed on (copied) before the next. */
@@ -79,6 +84,10 @@ interface Conn {
 
 export class RangeSockets {
   private readonly idle = new Map<string, Conn[]>()
+  /** Requests under way per origin, each on a connection of its own. */
+  private readonly busy = new Map<string, number>()
+  /** Requests waiting for a connection per origin, first come first served. */
+  private readonly waiting = new Map<string, Array<() => void>>()
   /** Origins a connection is being opened ahead for. */
   private readonly warming = new Map<string, Promise<void>>()
   private closed = false
@@ -122,26 +131,65 @@ export class RangeSockets {
   private async request(url: URL, headers: Record<string, string>, judge: HeadJudge, sink: BodySink, signal?: AbortSignal): Promise<{ status: number; headers: Record<string, string> }> {
     signal?.throwIfAborted()
     const origin = url.origin
-    for (;;) {
-      // One being opened ahead is waited for rather than opened twice.
-      if (!this.idle.get(origin)?.length) await this.warming.get(origin)
-      const conn = this.takeIdle(origin) ?? (await this.open(url, signal))
-      const wasReused = conn.reused
-      let answered = false
-      try {
-        return await this.exchange(conn, url, headers, judge, sink, signal, () => (answered = true))
-      } catch (e) {
-        // A kept connection the server closed meanwhile fails before any answer: once more on a new one.
-        if (wasReused && !answered && e instanceof NetworkError && !signal?.aborted) continue
-        throw e
+    await this.turn(origin, signal)
+    try {
+      for (;;) {
+        // One being opened ahead is waited for rather than opened twice.
+        if (!this.idle.get(origin)?.length) await this.warming.get(origin)
+        const conn = this.takeIdle(origin) ?? (await this.open(url, signal))
+        const wasReused = conn.reused
+        let answered = false
+        try {
+          return await this.exchange(conn, url, headers, judge, sink, signal, () => (answered = true))
+        } catch (e) {
+          // A kept connection the server closed meanwhile fails before any answer: once more on a new one.
+          if (wasReused && !answered && e instanceof NetworkError && !signal?.aborted) continue
+          throw e
+        }
       }
+    } finally {
+      this.done(origin)
     }
+  }
+
+  /** Resolves once a request to `origin` may have a connection (fewer than `connections` busy); rejects on abort. */
+  private turn(origin: string, signal?: AbortSignal): Promise<void> {
+    const busy = this.busy.get(origin) ?? 0
+    if (busy < this.options.connections) {
+      this.busy.set(origin, busy + 1)
+      return Promise.resolve()
+    }
+    return new Promise<void>((resolve, reject) => {
+      const queue = this.waiting.get(origin) ?? []
+      this.waiting.set(origin, queue)
+      const onAbort = () => {
+        const i = queue.indexOf(go)
+        if (i >= 0) queue.splice(i, 1)
+        reject(signal!.reason as Error)
+      }
+      // Called by done(), which hands over its place in `busy`.
+      const go = () => {
+        signal?.removeEventListener('abort', onAbort)
+        resolve()
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      queue.push(go)
+    })
+  }
+
+  /** A request to `origin` is over: its place goes to the first waiting, if any. */
+  private done(origin: string): void {
+    const next = this.waiting.get(origin)?.shift()
+    if (next) return next()
+    const busy = (this.busy.get(origin) ?? 1) - 1
+    if (busy > 0) this.busy.set(origin, busy)
+    else this.busy.delete(origin)
   }
 
   /** A request to `url`'s origin is likely soon: open a connection unless one is idle. */
   warm(url: URL): void {
     const { origin } = url
-    if (this.closed || this.warming.has(origin) || (this.idle.get(origin)?.length ?? 0) > 0) return
+    if (this.closed || this.warming.has(origin) || (this.idle.get(origin)?.length ?? 0) > 0 || (this.busy.get(origin) ?? 0) >= this.options.connections) return
     const opening = this.open(url).then((conn) => this.keep(origin, conn), () => undefined).finally(() => this.warming.delete(origin))
     this.warming.set(origin, opening)
   }
@@ -166,7 +214,7 @@ export class RangeSockets {
 
   private keep(origin: string, conn: Conn): void {
     const conns = this.idle.get(origin) ?? []
-    if (this.closed || conns.length >= this.options.keepIdle || conn.socket.destroyed) {
+    if (this.closed || conns.length >= this.options.connections || conn.socket.destroyed) {
       conn.socket.destroy()
       return
     }

@@ -183,6 +183,20 @@ describe('range hashes on the same connections', () => {
     expect(await hashOf(client, 0, 4096)).toBe(md5(data.subarray(0, 4096)))
     expect((await h.counters()).fileConnections).toBe(1)
   })
+
+  it('many at once share at most twice connectionsPerOrigin connections, the rest waiting their turn', async () => {
+    const client = h.client({ connectionsPerOrigin: 2 })
+    // Each hash takes ~40 ms, so the calls overlap.
+    await h.control('POST', '/throttle', { hashBytesPerSecond: 25 * MiB })
+    await h.control('POST', '/counters/reset')
+    const spans = Array.from({ length: 24 }, (_, i) => i * 4096)
+    const hashes = await Promise.all(spans.map((at) => hashOf(client, at, MiB)))
+    hashes.forEach((hex, i) => expect(hex).toBe(md5(data.subarray(spans[i]!, spans[i]! + MiB))))
+    const c = await h.counters()
+    expect(c.routes.rangehash).toBe(24)
+    expect(c.fileConnections).toBeGreaterThan(1)
+    expect(c.fileConnections).toBeLessThanOrEqual(4)
+  })
 })
 
 describe('a sink with room: bytes decrypted straight into its memory', () => {
