@@ -53,7 +53,7 @@ export const BLOCK_SUM_BYTES = 64
  *       $p += 16
  *     store the four sums back)
  * The sums live at $s, so that threads summing blocks of the same memory at once (this one
- * and the hashing threads: sumInWorkerSource) each keep their own.
+ * and the hashing threads: WORKER_SUM_SOURCE) each keep their own.
  */
 const MODULE = Buffer.from(
   'AGFzbQEAAAABBwFgA39/fwACCgEBbQNtZW0CAAEDAgEABwcBA3N1bQAACpIBAY8BAQV7IAAgAWohASAC/QAEACEDIAL9AAQQIQQgAv0ABCAhBSAC/QAEMCEGAkADQCAAIAFPDQEgAP0ABAAhByADIAf9yQH9zgEiAyAE/c4BIQQgBSAH/coB/c4BIgUgBv3OASEGIABBEGohAAwACwsgAiAD/QsEACACIAT9CwQQIAIgBf0LBCAgAiAG/QsEMAs=',
@@ -212,8 +212,8 @@ export function knownBlockSum(block: readonly Buffer[]): Buffer | undefined {
 
 /**
  * Where hashing threads keep their sums in a shared sum memory: in its first page, past this
- * thread's state (bytes 0-79), STATES places of STATE_STRIDE bytes, each taken by a thread
- * for one block with a compare-and-swap on its word at CLAIMS_AT.
+ * thread's state (bytes 0-79), `count` places of `stride` bytes from `at`, each taken by a
+ * thread for one block with a compare-and-swap on its 32-bit word from `claimsAt`.
  */
 const WORKER_STATES = { claimsAt: 1024, at: 2048, stride: 128, count: 16 }
 

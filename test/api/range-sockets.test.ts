@@ -46,6 +46,13 @@ async function pump(client: TransferClient, start: number, end: number, signal?:
   return Buffer.concat(parts)
 }
 
+/** `work` fails with the service's answer `status`. */
+async function expectServiceError(work: Promise<unknown>, status: number): Promise<void> {
+  const e = await work.catch((x: unknown) => x)
+  expect(e).toBeInstanceOf(ServiceError)
+  expect((e as ServiceError).httpStatus).toBe(status)
+}
+
 describe('range streams on connections of their own', () => {
   it('hands on exactly the bytes asked, and keeps the connection for the next range', async () => {
     const client = h.client()
@@ -86,9 +93,7 @@ describe('range streams on connections of their own', () => {
     const client = h.client()
     await h.control('POST', '/faults', { route: 'download', kind: 'status', status: 404, count: 2 })
     await h.control('POST', '/counters/reset')
-    const e = await pump(client, 0, 1000).catch((x: unknown) => x)
-    expect(e).toBeInstanceOf(ServiceError)
-    expect((e as ServiceError).httpStatus).toBe(404)
+    await expectServiceError(pump(client, 0, 1000), 404)
     // Asked twice: on the range connection, then through the transport that reports it.
     expect((await h.counters()).routes.download).toBe(2)
   })
@@ -175,9 +180,7 @@ describe('range hashes on the same connections', () => {
     const client = h.client()
     await h.control('POST', '/faults', { route: 'rangehash', kind: 'status', status: 503, count: 1 })
     await h.control('POST', '/counters/reset')
-    const e = await hashOf(client, 0, 4096).catch((x: unknown) => x)
-    expect(e).toBeInstanceOf(ServiceError)
-    expect((e as ServiceError).httpStatus).toBe(503)
+    await expectServiceError(hashOf(client, 0, 4096), 503)
     expect((await h.counters()).routes.rangehash).toBe(1)
     // The next try gets the hash, on the same connection.
     expect(await hashOf(client, 0, 4096)).toBe(md5(data.subarray(0, 4096)))
