@@ -12,7 +12,7 @@
 // mount run as root gets its readAheadKb; without it, the kernel's own 128 KiB.
 import type FuseType from 'fuse-native'
 import { readFileSync } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
+import { stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { resolveSettings } from '../../src/config/settings.js'
 import { loadFuse } from '../../src/fuse/addon.js'
@@ -98,6 +98,10 @@ const fuse = new Fuse(path.resolve(mountDir), ops, { force: true, mkdir: true, a
 /** The readahead the spec asks for, written where transferfs' mount writes its own (src/fuse/mount.ts). */
 async function applyReadahead(): Promise<void> {
   if (!spec.readAheadKb) return
+  // Once the kernel has the INIT reply (a stat of the mount answers only then), as transferfs'
+  // mount does: written before it, the readahead was set back to what INIT gave (128 KiB on
+  // libfuse 2, seen once in two runs).
+  await stat(path.resolve(mountDir!))
   const m = await findMount(path.resolve(mountDir!))
   if (!m) throw new Error(`${mountDir} is not in the mount table`)
   await writeFile(`/sys/class/bdi/${m.major}:${m.minor}/read_ahead_kb`, String(spec.readAheadKb))
