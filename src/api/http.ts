@@ -155,13 +155,7 @@ export class Transport {
       this.connectivity.answered()
     } catch (err) {
       if (sinkFailed) throw err
-      if (err instanceof NotPlainAnswer) {
-        this.connectivity.answered()
-        throw err
-      }
-      const known = toNetworkError(err, { url, signal })
-      if (known instanceof NetworkError) this.connectivity.failed(url.origin, known)
-      throw known
+      throw this.rangeFailure(err, url, signal)
     }
   }
 
@@ -206,15 +200,26 @@ export class Transport {
         this.connectivity.answered()
         return { status: answer.status, headers: answer.headers, text: answer.body.toString('utf8') }
       } catch (err) {
-        if (!(err instanceof NotPlainAnswer)) {
-          const known = toNetworkError(err, req)
-          if (known instanceof NetworkError) this.connectivity.failed(req.url.origin, known)
-          throw known
-        }
-        this.connectivity.answered()
+        const failure = this.rangeFailure(err, req.url, req.signal)
+        if (!(failure instanceof NotPlainAnswer)) throw failure
       }
     }
     return this.requestText(req)
+  }
+
+  /**
+   * What a failed request on the range connections comes to: NotPlainAnswer as it is (the
+   * server answered, just not in a way parsed there), anything else as a network error,
+   * each counted for the connectivity watch.
+   */
+  private rangeFailure(err: unknown, url: URL, signal?: AbortSignal): unknown {
+    if (err instanceof NotPlainAnswer) {
+      this.connectivity.answered()
+      return err
+    }
+    const known = toNetworkError(err, { url, signal })
+    if (known instanceof NetworkError) this.connectivity.failed(url.origin, known)
+    return known
   }
 
   /** Send one request and read the whole body as text. */

@@ -356,8 +356,8 @@ export class BlockFetcher {
     blocks.forEach((block, i) => {
       const sum = actual.sums[i]
       if (sum) noteBlockSum(block, sum)
+      this.deliver(file, first + i, block)
     })
-    blocks.forEach((block, i) => this.deliver(file, first + i, block))
     // The fetch holds the blocks until the next turn of the event loop: every read waiting
     // for one holds it as its promise settles, before that. Then the caches and those reads
     // hold them, or nobody does and their buffers are free again.
