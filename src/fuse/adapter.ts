@@ -84,13 +84,13 @@ export class FuseAdapter {
     this.windows = windows
   }
 
-  /** A read of fh was answered in full up to `end`: what follows it goes to libfuse's threads, when at hand. */
-  private lendAhead(fh: number, end: number): void {
+  /** A read of fh of `length` bytes was answered in full: what follows fh's furthest read goes to libfuse's threads, when at hand. */
+  private lendAhead(fh: number, length: number): void {
     const { windows, core } = this
     if (!windows || !core.lendAhead) return
     try {
-      const bytes = core.lendAhead(fh, end)
-      if (bytes) windows.open(fh, end, bytes)
+      const ahead = core.lendAhead(fh, length)
+      if (ahead) windows.open(fh, ahead)
     } catch (err) {
       // The read was answered already; the next one simply reaches JS.
       this.log.warn(`lending ahead of a read: ${errorForLog(err)}`)
@@ -205,8 +205,8 @@ export class FuseAdapter {
         return this.opened('open', path, st, await core.open(path, flags))
       })
     ops.read = (path: string, fh: number, buf: Buffer, len: number, pos: number, cb: Answer) => {
-      // A read that reached JS fell outside the window of fh, if it has one: the reader left it.
-      this.windows?.close(fh)
+      // A read that reached JS fell outside the windows of fh: those behind it are done with.
+      this.windows?.passed(fh, pos)
       let data: unknown
       try {
         data = core.read(path, fh, len, pos)
@@ -218,7 +218,7 @@ export class FuseAdapter {
         const n = copyOut(data, buf, len)
         cb(n)
         // fuse-native lets the FUSE thread go on the next tick: the window is there before its next read.
-        if (n === len) this.lendAhead(fh, pos + len)
+        if (n === len) this.lendAhead(fh, len)
         return
       }
       this.run('read', path, cb, async (st) => {
@@ -229,7 +229,7 @@ export class FuseAdapter {
           return [-ERRNO.EIO]
         }
         const n = copyOut(bytes, buf, len)
-        if (n === len) this.lendAhead(fh, pos + len)
+        if (n === len) this.lendAhead(fh, len)
         return [n]
       })
     }

@@ -49,8 +49,8 @@ declare module 'fuse-native' {
     unmount(cb: (err: (Error & { unmountFailure?: boolean }) | null) => void): void
     /** Read windows (our patch): bytes of the file open as fh from `start` that libfuse's threads answer reads from; false when all are in use. */
     lendWindow(fh: number, start: number, bytes: Buffer): boolean
-    /** Takes the window of fh back once no libfuse thread copies from it; true when it had one. */
-    withdrawWindow(fh: number): boolean
+    /** Takes the window of fh from `start` back (-1: every window of fh) once no libfuse thread copies from it; true when there was one. */
+    withdrawWindow(fh: number, start: number): boolean
     /** Reads libfuse's threads answered from windows since the mount. */
     windowReads(): number
     _fuseOptions(): string

@@ -199,7 +199,7 @@ export async function mountFileSystem(core: FileSystemCore, dir: string, setting
   await raiseReadahead(entry, settings, addon.backend, log)
   const windows = new ReadWindows({
     lend: (fh, start, bytes) => fuse.lendWindow(fh, start, bytes),
-    withdraw: (fh) => fuse.withdrawWindow(fh),
+    withdraw: (fh, start) => fuse.withdrawWindow(fh, start),
     reads: () => fuse.windowReads(),
   })
   adapter.useWindows(windows)

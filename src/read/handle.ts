@@ -18,7 +18,7 @@ import { holdEach, holdInMemory, lendHeld } from './held-blocks.js'
 import { linkLookahead } from './link-rate.js'
 import { blockKey, type Block, type MemoryBlockCache } from './memory-cache.js'
 import type { ReadOptions } from './options.js'
-import type { ContentHandle, RangeSource, RemoteFile } from './source.js'
+import type { ContentHandle, LentAhead, RangeSource, RemoteFile } from './source.js'
 
 /** What a handle uses of the read path it belongs to (content.ts: ReadPath). */
 export interface OpenFile {
@@ -46,6 +46,9 @@ const READ_ENDED = new DOMException('the read ended', 'AbortError')
 interface ReadToken {
   over: boolean
 }
+
+/** Bytes lent past a run's furthest read, in blocks, for a reader asking less than a block at a time: twice libfuse 2's default readahead (src/config/settings.ts: READ_AHEAD_KB_BY_LIBRARY). */
+const LENT_AHEAD_BLOCKS = 2
 
 export class Handle implements ContentHandle {
   private readonly pattern: AccessPattern
@@ -102,28 +105,53 @@ export class Handle implements ContentHandle {
   }
 
   /**
-   * The rest of the block a read of this handle's run ended in, from `position`, lent, when
-   * the run has just read up to `position` and the block is at hand (in memory, or the block
-   * the disk stream holds); undefined otherwise. Nothing is fetched or recorded: the FUSE
-   * adapter lends the bytes to libfuse's threads, which answer the reader's next reads from
-   * them without asking here (src/fuse/read-windows.ts), and the run moves on at the next
-   * read that does. Counted as read at once, they put the run's end up to a block past the
-   * furthest read, and a read of the kernel's readahead sent before them and answered after
-   * fell behind the slack: a jump, whose cancelled prefetches were fetched again (6–16% of a
-   * cold read's bytes). A read that ended at a block's end lends nothing: libfuse 3's 1 MiB
-   * requests are whole blocks, and lending the next whole block measured no gain there (cold,
-   * O_DIRECT: 4.1–5.1 CPU-s per GiB with, 4.4–4.8 without, four runs each).
+   * What follows the furthest read of this handle's run, lent, after a read of `length` bytes
+   * of the run was answered; undefined when the handle has no run under way or nothing of it
+   * is at hand. Nothing is fetched or recorded: the FUSE adapter lends the bytes to libfuse's
+   * threads, which answer the reader's next reads from them without asking here
+   * (src/fuse/read-windows.ts), and the run moves on at the next read that does. Counted as
+   * read at once, they put the run's end past the furthest read, and a read of the kernel's
+   * readahead sent before them and answered after fell behind the slack: a jump, whose
+   * cancelled prefetches were fetched again (6–16% of a cold read's bytes).
+   * - The rest of the block the furthest read ended in, when it is in memory or the block
+   *   the disk stream holds.
+   * - For a reader asking less than a block at a time (libfuse 2's 128 KiB), the blocks up
+   *   to LENT_AHEAD_BLOCKS past the furthest read as far as they are in memory, the last but
+   *   for its last `length` bytes, whose read reaches JS and lends the next ones. The kernel's
+   *   readahead sends a window's reads together, in any order, and the next window as soon as
+   *   the first read of one is answered: lent from the read each ended at, only the furthest
+   *   lent, and lent one block ahead, the next window was under way before its block was
+   *   lent (1,255 and ~4,200 of a cold `cat`'s 8,192 reads per GiB answered by libfuse's
+   *   threads at a 1 MiB readahead).
+   * libfuse 3's 1 MiB requests are whole blocks, and lending them the next block measured no
+   * gain (cold, O_DIRECT: 4.1–5.1 CPU-s per GiB with, 4.4–4.8 without, four runs each).
    */
-  lendAhead(position: number): Buffer[] | undefined {
+  lendAhead(length: number): LentAhead[] | undefined {
     const { file } = this
     const { blockSize } = this.path.options
-    if (this.closed || !this.pattern.established || position !== this.pattern.position || position >= file.size || position % blockSize === 0) return undefined
-    const block = Math.floor(position / blockSize)
-    const { start, end } = spanAt(block, file.size, blockSize)
-    const lent = this.stream?.lendHeld(block, position - start, end - start)
-    if (lent) return lent
+    const position = this.pattern.position
+    if (this.closed || !this.pattern.established || position >= file.size) return undefined
+    const out: LentAhead[] = []
+    const first = Math.floor(position / blockSize)
+    // The blocks of [position, reach), each lent as far as it is at hand, the last but for the reader's last `length` bytes.
+    const restOfBlock = position % blockSize === 0 ? position : (first + 1) * blockSize
+    const reach = Math.min(file.size, length < blockSize ? position + LENT_AHEAD_BLOCKS * blockSize : restOfBlock)
+    for (let block = first; block * blockSize < reach; block++) {
+      const span = spanAt(block, file.size, blockSize)
+      const from = Math.max(span.start, position)
+      const to = span.end < reach || span.end === file.size || block === first ? span.end : span.end - length
+      if (to <= from) break
+      const bytes = block === first ? this.stream?.lendHeld(block, from - span.start, to - span.start) ?? this.lendInMemory(block, from, to) : this.lendInMemory(block, from, to)
+      if (!bytes) break
+      out.push({ start: from, bytes })
+    }
+    return out.length > 0 ? out : undefined
+  }
+
+  /** Bytes [position, stop) of `block`, lent, when it is in memory. */
+  private lendInMemory(block: number, position: number, stop: number): Buffer[] | undefined {
     const held = this.holdInMemory(block, block + 1)
-    return held && this.lend(held, block, position, end)
+    return held && this.lend(held, block, position, stop)
   }
 
   /**

@@ -58,6 +58,12 @@ export interface FileContent {
   prepare(file: RemoteFile): void
 }
 
+/** Bytes of a file from `start`, lent (bytes.ts) for libfuse's threads to answer reads from. */
+export interface LentAhead {
+  start: number
+  bytes: Bytes
+}
+
 export interface ContentHandle {
   /**
    * Up to `length` bytes at `position` (fewer only at end of file), verified; as parts, not
@@ -65,11 +71,12 @@ export interface ContentHandle {
    */
   read(position: number, length: number): Bytes | Promise<Bytes>
   /**
-   * The rest of the block a sequential reader's read ended in, from `position`, lent
-   * (bytes.ts), when the block is at hand. Undefined otherwise. Nothing
-   * is fetched or recorded: the reader's run moves on at its next read.
+   * After a read of `length` bytes of a sequential reader's run was answered: what follows
+   * the run's furthest read, lent (bytes.ts), as far as it is at hand (the rest of its block
+   * and, for a reader asking less than a block at a time, most of the next block). Undefined
+   * when none is. Nothing is fetched or recorded: the run moves on at its next read.
    */
-  lendAhead?(position: number): Bytes | undefined
+  lendAhead?(length: number): LentAhead[] | undefined
   /** The handle is gone (release): stop its prefetch. */
   close(): void
 }

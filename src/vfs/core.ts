@@ -3,6 +3,7 @@
 // FsError (a POSIX code the core chose) or as the client's errors (ServiceError,
 // NetworkError, IntegrityError), which the adapter alone maps to errno.
 import type { Bytes } from '../read/bytes.js'
+import type { LentAhead } from '../read/source.js'
 
 export type FsErrorCode =
   | 'ENOENT' | 'EACCES' | 'EPERM' | 'EIO' | 'EROFS' | 'EEXIST' | 'ENOTDIR' | 'EISDIR'
@@ -60,12 +61,12 @@ export interface FileSystemCore {
    */
   read(path: string, fh: number, length: number, position: number): Bytes | Promise<Bytes>
   /**
-   * Once a read of fh up to `position` was answered: the rest of the block it ended in, lent
-   * (bytes.ts), when fh is read in sequence and the block is at hand. The FUSE
-   * adapter lends them to libfuse's threads, which answer the reader's next reads from them
-   * (src/fuse/read-windows.ts). Undefined otherwise. Lending records no read.
+   * Once a read of fh of `length` bytes was answered: what follows the furthest read of fh,
+   * lent (ContentHandle.lendAhead), when fh is read in sequence and the bytes are at hand. The
+   * FUSE adapter lends them to libfuse's threads, which answer the reader's next reads from
+   * them (src/fuse/read-windows.ts). Undefined otherwise. Lending records no read.
    */
-  lendAhead?(fh: number, position: number): Bytes | undefined
+  lendAhead?(fh: number, length: number): LentAhead[] | undefined
   release(path: string, fh: number): Promise<void>
   statfs(path: string): Promise<StatFs>
   getxattr(path: string, name: string): Promise<Buffer>

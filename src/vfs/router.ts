@@ -5,6 +5,7 @@
 // read-only but where an area says otherwise), a readlink EINVAL, a write on a handle
 // not open for writing EBADF.
 import type { Bytes } from '../read/bytes.js'
+import type { LentAhead } from '../read/source.js'
 import { splitPath, type Area, type Names, type OpenNode } from './areas/area.js'
 import { FsError, type FileSystemCore, type NodeAttr, type OpenFlags, type StatFs } from './core.js'
 import { HandleTable } from './handles.js'
@@ -190,8 +191,8 @@ export abstract class AreaRouter implements FileSystemCore {
     }
   }
 
-  lendAhead(fh: number, position: number): Bytes | undefined {
-    return this.handles.find(fh)?.lendAhead?.(position)
+  lendAhead(fh: number, length: number): LentAhead[] | undefined {
+    return this.handles.find(fh)?.lendAhead?.(length)
   }
 
   async write(_path: string, fh: number, data: Buffer, position: number): Promise<number> {

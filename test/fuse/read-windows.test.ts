@@ -1,13 +1,15 @@
 // Read windows (src/fuse/read-windows.ts and our fuse-native patch): after a read answered
 // in full, the bytes that follow it are lent to libfuse's threads, which answer the reader's
 // next reads from them without calling into JS. On a real mount: the bytes are right, few
-// reads reach JS, a read elsewhere takes the window back, and every lent byte comes back;
-// the bookkeeping on its own: a window is taken back before its bytes are given back.
+// reads reach JS, a read past a window takes it back, a file has several windows at once,
+// and every lent byte comes back; the bookkeeping on its own: a window is taken back before
+// its bytes are given back.
 import { createHash } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { lend, type Bytes } from '../../src/read/bytes.js'
+import type { LentAhead } from '../../src/read/source.js'
 import { ReadWindows, type WindowTable } from '../../src/fuse/read-windows.js'
 import { mountCore, python, run, tempDir, useMounts, waitFor } from '../support/mount.js'
 import { MemoryCore } from './fixtures/memory-core.js'
@@ -26,8 +28,9 @@ function pattern(size: number): Buffer {
 }
 
 /**
- * Answers reads at once, and lends the rest of each 1 MiB block after a read (as the read
- * path's lendAhead does), counting what it lends and what comes back.
+ * Answers reads at once, and lends the rest of the 1 MiB block the furthest read ended in
+ * after each read (as the read path's lendAhead does), and with `blocksAhead` the blocks after
+ * it too, each a window of its own; counts what it lends and what comes back.
  */
 class WindowCore extends MemoryCore {
   override atOnce = true
@@ -35,6 +38,10 @@ class WindowCore extends MemoryCore {
   readonly readsAt: number[] = []
   lentAhead = 0
   backAhead = 0
+  /** Whole blocks lent past the rest of the furthest read's block. */
+  blocksAhead = 0
+  /** fh → the end of its furthest read. */
+  private readonly furthest = new Map<number, number>()
   /** Every open gets this handle number (one file open at a time): a window left behind by a release would answer the next file's reads. */
   sameFh: number | null = null
 
@@ -48,20 +55,29 @@ class WindowCore extends MemoryCore {
 
   override read(path: string, fh: number, length: number, position: number): Bytes | Promise<Bytes> {
     this.readsAt.push(position)
+    // A read more than a block from the furthest one starts a new run there, as the read path's does.
+    const furthest = this.furthest.get(fh) ?? 0
+    this.furthest.set(fh, Math.abs(position - furthest) > MiB ? position + length : Math.max(furthest, position + length))
     return super.read(path, fh, length, position)
   }
 
-  lendAhead(fh: number, position: number): Bytes | undefined {
+  lendAhead(fh: number): LentAhead[] | undefined {
     const node = this.nodes.get(this.openFhs.get(fh) ?? '')
+    const position = this.furthest.get(fh) ?? 0
     if (!node || position >= node.size) return undefined
-    this.lentAhead++
-    const end = Math.min(node.size, (Math.floor(position / MiB) + 1) * MiB)
-    // A copy of its own, spoilt once given back: a read answered from a window after that gets wrong bytes.
-    const copy = Buffer.from(node.data.subarray(position, end))
-    return lend([copy], () => {
-      copy.fill(0xee)
-      this.backAhead++
-    })
+    const out: LentAhead[] = []
+    for (let from = position, block = 0; block <= this.blocksAhead && from < node.size; block++) {
+      const end = Math.min(node.size, (Math.floor(from / MiB) + 1) * MiB)
+      this.lentAhead++
+      // A copy of its own, spoilt once given back: a read answered from a window after that gets wrong bytes.
+      const copy = Buffer.from(node.data.subarray(from, end))
+      out.push({ start: from, bytes: lend([copy], () => {
+        copy.fill(0xee)
+        this.backAhead++
+      }) })
+      from = end
+    }
+    return out
   }
 }
 
@@ -100,7 +116,22 @@ describe('read windows on a real mount', () => {
     expect(core.givenBack).toBe(core.readsAtOnce)
   })
 
-  it('a read outside the window reaches JS and takes the window back; reads in the window do not', async () => {
+  it('a file with several windows: a read in any of them is answered there, one past them takes them back', async () => {
+    const data = pattern(8 * MiB)
+    const core = new WindowCore().addFile('/f.bin', data)
+    core.blocksAhead = 2
+    const m = await mountCore(core)
+    // After 0: [128 KiB, 1 MiB), [1, 2) and [2, 3) MiB are lent, three windows of one file.
+    const offsets = [0, 2 * MiB + PIECE, MiB, 3 * PIECE, 3 * MiB, 3 * MiB + PIECE]
+    const got = await directReads(path.join(m.dir, 'f.bin'), offsets)
+    offsets.forEach((off, i) => expect(got[i]!.equals(data.subarray(off, off + PIECE)), `read at ${off}`).toBe(true))
+    // 3 MiB is past all three: it reaches JS, and the windows from it answer 3 MiB + 128 KiB.
+    expect(core.readsAt).toEqual([0, 3 * MiB])
+    expect(m.windows.reads).toBe(4)
+    expect(await waitFor(() => core.backAhead === core.lentAhead && m.windows.size === 0, 5000)).toBe(true)
+  })
+
+  it('a read outside the window reaches JS and takes back the windows behind it; reads in the window do not', async () => {
     const data = pattern(8 * MiB)
     const core = new WindowCore().addFile('/f.bin', data)
     const m = await mountCore(core)
@@ -108,7 +139,7 @@ describe('read windows on a real mount', () => {
     const got = await directReads(path.join(m.dir, 'f.bin'), offsets)
     offsets.forEach((off, i) => expect(got[i]!.equals(data.subarray(off, off + PIECE)), `read at ${off}`).toBe(true))
     // 128 KiB and 2×128 KiB were in the window after 0; 5 MiB left it; 5 MiB + 128 KiB was in the next one;
-    // back at 2×128 KiB is outside it (its window was taken back at the jump), and 3×128 KiB in the new one.
+    // back at 2×128 KiB is outside it (the window behind 5 MiB was taken back at the jump), and 3×128 KiB in the new one.
     expect(core.readsAt).toEqual([0, 5 * MiB, 2 * PIECE])
     expect(m.windows.reads).toBe(4)
     expect(await waitFor(() => core.backAhead === core.lentAhead, 5000)).toBe(true)
@@ -161,57 +192,93 @@ print(' '.join(h.hexdigest() for h in hs))`,
 })
 
 /** A table that records what it is asked, with room for `room` windows. */
-function fakeTable(room: number): WindowTable & { events: string[]; held: Map<number, Buffer> } {
-  const held = new Map<number, Buffer>()
+function fakeTable(room: number): WindowTable & { events: string[]; held: Map<string, Buffer> } {
+  const held = new Map<string, Buffer>()
   const events: string[] = []
   return {
     events,
     held,
     lend(fh, start, bytes) {
-      if (!held.has(fh) && held.size >= room) {
-        events.push(`full ${fh}`)
+      const key = `${fh}@${start}`
+      if (!held.has(key) && held.size >= room) {
+        events.push(`full ${key}`)
         return false
       }
-      held.set(fh, bytes)
-      events.push(`lend ${fh}@${start}`)
+      held.set(key, bytes)
+      events.push(`lend ${key}`)
       return true
     },
-    withdraw(fh) {
-      events.push(`withdraw ${fh}`)
-      return held.delete(fh)
+    withdraw(fh, start) {
+      events.push(`withdraw ${fh}@${start}`)
+      const keys = [...held.keys()].filter((k) => (start < 0 ? k.startsWith(`${fh}@`) : k === `${fh}@${start}`))
+      for (const k of keys) held.delete(k)
+      return keys.length > 0
     },
     reads: () => 0,
   }
 }
 
 /** Bytes lent to the windows, each telling the table's events when it comes back. */
-function lentBytes(name: string, events: string[], parts = 1): Buffer[] {
-  return lend(Array.from({ length: parts }, () => Buffer.alloc(16)), () => events.push(`back ${name}`))
+function lentBytes(name: string, events: string[], parts = 1, size = 16): Buffer[] {
+  return lend(Array.from({ length: parts }, () => Buffer.alloc(size)), () => events.push(`back ${name}`))
 }
 
 describe('ReadWindows', () => {
-  it('takes a window back from the table before giving its bytes back, at close and when the file gets a new one', () => {
+  it('takes a window back from the table before giving its bytes back, at close and when the file gets others', () => {
     const table = fakeTable(4)
     const w = new ReadWindows(table)
-    w.open(7, 100, lentBytes('a', table.events))
-    w.open(7, 200, lentBytes('b', table.events))
+    w.open(7, [{ start: 100, bytes: lentBytes('a', table.events) }])
+    w.open(7, [{ start: 200, bytes: lentBytes('b', table.events) }])
     w.close(7)
     w.close(7)
-    expect(table.events).toEqual(['lend 7@100', 'withdraw 7', 'back a', 'lend 7@200', 'withdraw 7', 'back b'])
+    expect(table.events).toEqual(['lend 7@100', 'withdraw 7@100', 'back a', 'lend 7@200', 'withdraw 7@-1', 'back b'])
     expect(w.size).toBe(0)
   })
 
-  it('with the table full, the oldest window goes; bytes in several parts or none are not lent', () => {
+  it('a file\'s windows: one over the same bytes stays lent (the new bytes go back), the others are taken back or lent', () => {
+    const table = fakeTable(8)
+    const w = new ReadWindows(table)
+    w.open(7, [{ start: 0, bytes: lentBytes('a', table.events) }, { start: 16, bytes: lentBytes('b', table.events) }])
+    expect(w.size).toBe(2)
+    table.events.length = 0
+    w.open(7, [{ start: 16, bytes: lentBytes('b again', table.events) }, { start: 32, bytes: lentBytes('c', table.events) }])
+    expect(table.events).toEqual(['back b again', 'withdraw 7@0', 'back a', 'lend 7@32'])
+    expect([...table.held.keys()].sort()).toEqual(['7@16', '7@32'])
+    // Same start, other length: not the same window.
+    table.events.length = 0
+    w.open(7, [{ start: 16, bytes: lentBytes('b longer', table.events, 1, 32) }])
+    expect(table.events).toEqual(['withdraw 7@16', 'back b', 'withdraw 7@32', 'back c', 'lend 7@16'])
+    w.closeAll()
+    expect(table.held.size).toBe(0)
+  })
+
+  it('a read that reached JS takes back the windows of its file that end at or before it, and no others', () => {
+    const table = fakeTable(8)
+    const w = new ReadWindows(table)
+    w.open(7, [{ start: 0, bytes: lentBytes('a', table.events) }, { start: 16, bytes: lentBytes('b', table.events) }])
+    w.open(8, [{ start: 0, bytes: lentBytes('other', table.events) }])
+    table.events.length = 0
+    w.passed(7, 8)
+    expect(table.events).toEqual([])
+    w.passed(7, 16)
+    expect(table.events).toEqual(['withdraw 7@0', 'back a'])
+    w.passed(7, 40)
+    expect(table.events).toEqual(['withdraw 7@0', 'back a', 'withdraw 7@16', 'back b'])
+    expect([...table.held.keys()]).toEqual(['8@0'])
+    expect(w.size).toBe(1)
+  })
+
+  it('with the table full, the oldest file\'s windows go; bytes in several parts or none are not lent', () => {
     const table = fakeTable(2)
     const w = new ReadWindows(table)
-    w.open(1, 0, lentBytes('one', table.events))
-    w.open(2, 0, lentBytes('two', table.events))
-    w.open(3, 0, lentBytes('three', table.events))
-    expect([...table.held.keys()]).toEqual([2, 3])
-    expect(table.events.slice(2)).toEqual(['full 3', 'withdraw 1', 'back one', 'lend 3@0'])
+    w.open(1, [{ start: 0, bytes: lentBytes('one', table.events) }])
+    w.open(2, [{ start: 0, bytes: lentBytes('two', table.events) }])
+    w.open(3, [{ start: 0, bytes: lentBytes('three', table.events) }])
+    expect([...table.held.keys()]).toEqual(['2@0', '3@0'])
+    expect(table.events.slice(2)).toEqual(['full 3@0', 'withdraw 1@-1', 'back one', 'lend 3@0'])
     table.events.length = 0
-    w.open(4, 0, lentBytes('parts', table.events, 2))
-    w.open(5, 0, lend([Buffer.alloc(0)], () => table.events.push('back empty')))
+    w.open(4, [{ start: 0, bytes: lentBytes('parts', table.events, 2) }])
+    w.open(5, [{ start: 0, bytes: lend([Buffer.alloc(0)], () => table.events.push('back empty')) }])
     expect(table.events).toEqual(['back parts', 'back empty'])
     w.closeAll()
     expect(table.held.size).toBe(0)
@@ -221,8 +288,8 @@ describe('ReadWindows', () => {
   it('a table that stays full even with this module\'s windows gone: the bytes go back, nothing is held', () => {
     const table = fakeTable(0)
     const w = new ReadWindows(table)
-    w.open(1, 0, lentBytes('x', table.events))
-    expect(table.events).toEqual(['full 1', 'back x'])
+    w.open(1, [{ start: 0, bytes: lentBytes('x', table.events) }])
+    expect(table.events).toEqual(['full 1@0', 'back x'])
     expect(w.size).toBe(0)
   })
 })

@@ -12,7 +12,7 @@ import { giveBack, toBuffer, type Bytes } from '../../src/read/bytes.js'
 import { ReadPath } from '../../src/read/content.js'
 import { DEFAULT_READ_OPTIONS } from '../../src/read/options.js'
 import { ServiceRangeSource } from '../../src/read/service-source.js'
-import type { RemoteFile } from '../../src/read/source.js'
+import type { LentAhead, RemoteFile } from '../../src/read/source.js'
 import { remoteFileOf } from '../../src/vfs/transfer-tree.js'
 import { bytes, putTransfer } from '../cli/harness.js'
 import { startTestService, type TestService } from '../support/service.js'
@@ -130,62 +130,86 @@ function taken(bytes: Bytes | undefined): Buffer | undefined {
   return copy
 }
 
+/** What was lent ahead, each copied and given back: [start, end) of the file and the bytes. */
+function takenAhead(ahead: LentAhead[] | undefined): Array<{ start: number; end: number; bytes: Buffer }> {
+  return (ahead ?? []).map(({ start, bytes }) => {
+    const copy = taken(bytes)!
+    return { start, end: start + copy.length, bytes: copy }
+  })
+}
+
 describe('the bytes after a read, lent ahead (what the FUSE adapter lends libfuse\'s threads)', () => {
-  it('a run under way: the rest of the block, right; nothing fetched for it, and the run moves on at the read after it', async () => {
+  it('a run under way in 128 KiB reads: the rest of the block and two blocks past it but for one read, right; nothing fetched for them, and the run moves on at the read after them', async () => {
     const h = rp.open(file)
     // Two blocks and a piece in 128 KiB requests make a run that prefetches to block 6 of 8.
     await readInPieces(async (at, n) => h.read(at, n), 0, 2 * MiB + PIECE)
     const last = data.length / MiB - 1
-    expect(rp.present(file, last - 1) && !rp.present(file, last)).toBe(true)
-    const ahead = h.lendAhead!(2 * MiB + PIECE)
-    expect(taken(ahead)?.equals(data.subarray(2 * MiB + PIECE, 3 * MiB))).toBe(true)
+    expect(await waitUntil(() => rp.cached(file, 4))).toBe(true)
+    expect(rp.present(file, last)).toBe(false)
+    const ahead = takenAhead(h.lendAhead!(PIECE))
+    // From the furthest read: the rest of its block, the next, and the one after but for its last read, each a window of its own.
+    expect(ahead.map(({ start, end }) => [start, end])).toEqual([[2 * MiB + PIECE, 3 * MiB], [3 * MiB, 4 * MiB], [4 * MiB, 5 * MiB - PIECE]])
+    for (const { start, end, bytes: got } of ahead) expect(got.equals(data.subarray(start, end)), `lent from ${start}`).toBe(true)
     // Lent, not read: the run's prefetch has not moved.
     expect(rp.present(file, last)).toBe(false)
-    // The read after the window (libfuse's threads answered the ones in it) carries the run on.
-    const next = taken(await h.read(3 * MiB, PIECE))
-    expect(next?.equals(data.subarray(3 * MiB, 3 * MiB + PIECE))).toBe(true)
+    // The read left out (libfuse's threads answered the ones lent) carries the run on.
+    const next = taken(await h.read(5 * MiB - PIECE, PIECE))
+    expect(next?.equals(data.subarray(5 * MiB - PIECE, 5 * MiB))).toBe(true)
     expect(rp.present(file, last)).toBe(true)
     h.close()
     expect(rp.stats.spans).toBe(0)
   })
 
-  it('regression: a read sent before the window and answered after it, as far behind as the slack allows, is still part of the run', async () => {
+  it('a read sent with others and answered first, ahead of them: the bytes lent start at the furthest read, whichever read was answered last', async () => {
+    const h = rp.open(file)
+    await readInPieces(async (at, n) => h.read(at, n), 0, 2 * MiB)
+    expect(await waitUntil(() => rp.cached(file, 4))).toBe(true)
+    // The kernel's readahead answered out of order: the block's last read first.
+    taken(await h.read(3 * MiB - PIECE, PIECE))
+    const afterFurthest = takenAhead(h.lendAhead!(PIECE))
+    taken(await h.read(2 * MiB, PIECE))
+    const afterEarlier = takenAhead(h.lendAhead!(PIECE))
+    expect(afterFurthest.map(({ start, end }) => [start, end])).toEqual([[3 * MiB, 4 * MiB], [4 * MiB, 5 * MiB - PIECE]])
+    expect(afterEarlier.map(({ start, end }) => [start, end])).toEqual(afterFurthest.map(({ start, end }) => [start, end]))
+    h.close()
+  })
+
+  it('regression: a read sent before the windows and answered after them, as far behind as the slack allows, is still part of the run', async () => {
     // The kernel's readahead has many reads in flight; one answered late lags behind the others.
     const slack = 2 * MiB
     const lean = await ReadPath.create(new ServiceRangeSource(client), { sequentialSlack: slack })
     const h = lean.open(file)
     await readInPieces(async (at, n) => h.read(at, n), 0, 3 * MiB + PIECE)
-    taken(h.lendAhead!(3 * MiB + PIECE))
-    // Within the slack of the furthest read, not of the window's end: counting the window as read made this a jump.
+    takenAhead(h.lendAhead!(PIECE))
+    // Within the slack of the furthest read, not of the windows' end: counting them as read made this a jump.
     const lag = 3 * MiB + PIECE - slack + PIECE
     expect(taken(await h.read(lag, PIECE))?.equals(data.subarray(lag, lag + PIECE))).toBe(true)
-    // Still the run: the read past the window is lent ahead of, as a run's is.
+    // Still the run: a read past the windows is lent ahead of, as a run's is.
     taken(await h.read(4 * MiB, PIECE))
-    expect(taken(h.lendAhead!(4 * MiB + PIECE))?.equals(data.subarray(4 * MiB + PIECE, 5 * MiB))).toBe(true)
+    const ahead = takenAhead(h.lendAhead!(PIECE))
+    expect(ahead[0]?.start).toBe(4 * MiB + PIECE)
+    expect(ahead[0]?.bytes.equals(data.subarray(4 * MiB + PIECE, 5 * MiB))).toBe(true)
     h.close()
   })
 
-  it('nothing when the run is not under way, the position is not where it stands or at a block\'s end, or the handle closed; nothing asked of the service', async () => {
+  it('nothing when the run is not under way, a whole-block reader is at a block\'s end, or the handle closed; nothing asked of the service', async () => {
     const h = rp.open(file)
     // A first read: no run yet.
     taken(await h.read(0, PIECE))
     expect(h.lendAhead!(PIECE)).toBeUndefined()
-    await readInPieces(async (at, n) => h.read(at, n), PIECE, 2 * MiB)
-    // Not where the run stands.
-    expect(h.lendAhead!(PIECE)).toBeUndefined()
-    expect(h.lendAhead!(2 * MiB + 2 * PIECE)).toBeUndefined()
-    // A run that reached a block's end: the next block is whole (libfuse 3 asks for it in one request), not lent.
-    await readInPieces(async (at, n) => h.read(at, n), 2 * MiB + PIECE, MiB - PIECE)
-    expect(await waitUntil(() => rp.cached(file, 3))).toBe(true)
-    expect(h.lendAhead!(3 * MiB)).toBeUndefined()
+    await readInPieces(async (at, n) => h.read(at, n), PIECE, 3 * MiB - PIECE)
+    expect(await waitUntil(() => rp.cached(file, 4))).toBe(true)
+    // A reader of whole blocks (libfuse 3's 1 MiB requests) at a block's end: its next read is the whole next block, nothing is lent.
+    expect(h.lendAhead!(MiB)).toBeUndefined()
+    // Past a block's start, the rest of that block only.
     taken(await h.read(3 * MiB, PIECE))
-    expect(taken(h.lendAhead!(3 * MiB + PIECE))?.length).toBe(MiB - PIECE)
+    expect(takenAhead(h.lendAhead!(MiB)).map(({ start, end }) => [start, end])).toEqual([[3 * MiB + PIECE, 4 * MiB]])
     h.close()
-    expect(h.lendAhead!(3 * MiB + PIECE)).toBeUndefined()
+    expect(h.lendAhead!(PIECE)).toBeUndefined()
     // A handle with no run, where nobody fetched: nothing is lent, and nothing is asked of the service.
     const cold = rp.open(file)
     await service.controls.resetCounters()
-    expect(cold.lendAhead!(6 * MiB + PIECE)).toBeUndefined()
+    expect(cold.lendAhead!(PIECE)).toBeUndefined()
     cold.close()
     expect((await asked()).download).toBe(0)
   })
@@ -208,11 +232,12 @@ describe('the bytes after a read, lent ahead (what the FUSE adapter lends libfus
       for (let at = 0; at < data.length;) {
         out.push(taken(await h.read(at, PIECE))!)
         at += PIECE
-        const ahead = taken(h.lendAhead!(at))
-        if (ahead) {
+        for (const lent of takenAhead(h.lendAhead!(PIECE))) {
+          // Each window starts where the reader stands: the disk stream lends the block it holds.
+          expect(lent.start).toBe(at)
           lentAhead++
-          out.push(ahead)
-          at += ahead.length
+          out.push(lent.bytes)
+          at = lent.end
         }
       }
       h.close()

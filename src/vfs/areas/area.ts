@@ -5,6 +5,7 @@
 // everywhere (a change is EROFS, a link is EINVAL). Opening gives an OpenNode, which the
 // router keeps in the mount's one handle table.
 import type { Bytes } from '../../read/bytes.js'
+import type { LentAhead } from '../../read/source.js'
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import type { KeepTarget } from '../keeping.js'
 
@@ -26,7 +27,7 @@ export interface OpenNode {
   /** At once, without a promise, when the bytes are at hand (see FileSystemCore.read). */
   read(length: number, position: number): Bytes | Promise<Bytes>
   /** See FileSystemCore.lendAhead. */
-  lendAhead?(position: number): Bytes | undefined
+  lendAhead?(length: number): LentAhead[] | undefined
   /** Absent: not open for writing (EBADF). */
   write?(data: Buffer, position: number): Promise<number>
   flush?(): Promise<void>
