@@ -22,11 +22,14 @@ export const FUSE_LIBRARIES: readonly FuseLibrary[] = ['auto', 'libfuse3', 'libf
  * cold read fetches each byte once at any readahead, and none was faster than another here
  * (performance.md, "The kernel's readahead out of order"). What it changes is how many
  * requests wait at once, which hides a slow answer where reads are not prefetched yet
- * (design.md, "Reads"), and what the reader pays: on libfuse 2 (128 KiB requests) a cold
- * `cat` at 4 MiB cost the reader itself 0.49 CPU-s per GiB against 0.31 at 1 MiB and 0.26 at
- * the kernel's 128 KiB, the mount alike; on libfuse 3 (1 MiB requests) 0.28 at each.
+ * (design.md, "Reads"), and what the reader and the mount pay. On libfuse 3 (1 MiB requests)
+ * `cat` paid 0.28 CPU-s per GiB at each. On libfuse 2 (128 KiB requests) a cold `cat` at
+ * 4 MiB cost the reader itself 0.49 CPU-s per GiB against 0.31 at 1 MiB and 0.26 at the
+ * kernel's 128 KiB; and since a file's reads are answered from read windows, the kernel's
+ * 128 KiB cost the mount ~0.3 CPU-s per GiB less than 1 MiB (one request in flight at a time
+ * finds its window lent; eight sent together reach JS before it is), in the same time.
  */
-export const READ_AHEAD_KB_BY_LIBRARY: Readonly<Record<Exclude<FuseLibrary, 'auto'>, number>> = { libfuse3: 4096, libfuse2: 1024 }
+export const READ_AHEAD_KB_BY_LIBRARY: Readonly<Record<Exclude<FuseLibrary, 'auto'>, number>> = { libfuse3: 4096, libfuse2: 128 }
 
 /** The readahead a mount with `readAheadKb` gets on `library`; where the library is not known yet, the most it may get. */
 export function readAheadKbOf(readAheadKb: number, library?: Exclude<FuseLibrary, 'auto'>): number {
@@ -155,7 +158,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec('confirmation', 'bool', DEFAULT_SEND_OPTIONS.confirmation, '', 'e-mail the sender when a transfer is complete', { feeds: 'send' }),
   spec('password', 'string', DEFAULT_SEND_OPTIONS.password, '', 'password protecting sent transfers', { feeds: 'send', secret: true }),
   spec('logLevel', 'choice', 'info', '', 'error, warn, info or debug'),
-  // -1: four of libfuse 3's 1 MiB requests, eight of libfuse 2's 128 KiB ones
+  // -1: four of libfuse 3's 1 MiB requests, one of libfuse 2's 128 KiB ones
   // (READ_AHEAD_KB_BY_LIBRARY).
   spec('readAheadKb', 'int', -1, 'KiB', `kernel readahead of the mount (root only; -1 = by FUSE library: ${READ_AHEAD_KB_BY_LIBRARY.libfuse3} on libfuse 3, ${READ_AHEAD_KB_BY_LIBRARY.libfuse2} on libfuse 2; 0 = kernel default)`),
   spec('maxBackground', 'int', 16, 'count', 'FUSE requests in flight in the background (readahead), given to the kernel at mount; 0 = kernel default'),

@@ -10,7 +10,7 @@
 //
 // A window is only ever taken back by this thread, and the patch waits for any copy from it
 // to finish first, so lent bytes go back (bytes.ts: giveBack) only once nothing reads them.
-// A file has the windows its last lending gave it, at most two; a read of the file that
+// A file has the windows its last lending gave it (at most three); a read of the file that
 // reaches JS takes back those it has passed, and its release takes back all.
 import { giveBack, type Bytes } from '../read/bytes.js'
 import type { LentAhead } from '../read/source.js'

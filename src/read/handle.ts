@@ -47,7 +47,13 @@ interface ReadToken {
   over: boolean
 }
 
-/** Bytes lent past a run's furthest read, in blocks, for a reader asking less than a block at a time: twice libfuse 2's default readahead (src/config/settings.ts: READ_AHEAD_KB_BY_LIBRARY). */
+/**
+ * Bytes lent past a run's furthest read, in blocks, for a reader asking less than a block at a
+ * time: enough for the kernel's next window of readahead to find its reads lent up to a 1 MiB
+ * readahead on libfuse 2 (its default is the kernel's 128 KiB: src/config/settings.ts,
+ * READ_AHEAD_KB_BY_LIBRARY). A larger readahead sends more of its reads to JS, and is answered
+ * all the same.
+ */
 const LENT_AHEAD_BLOCKS = 2
 
 export class Handle implements ContentHandle {
