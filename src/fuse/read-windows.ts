@@ -3,10 +3,10 @@
 // thread. libfuse 2 asks 128 KiB at a time, 8,192 reads per GiB; answering each in JS
 // (a wake-up, a call into JS, a reply on the next tick, a semaphore to let the FUSE thread
 // go, and the copy) was two thirds of the JS thread's time in a re-read from the disk cache,
-// the copy a fifth of it. Now JS answers a read and lends what follows it
-// (FileSystemCore.lendAhead: the rest of its block, and the next block for a reader asking
-// less than a block at a time); our fuse-native patch keeps a table of these windows and
-// answers from them.
+// the copy a fifth of it. Now JS answers a read and lends what follows the file's furthest
+// read (FileSystemCore.lendAhead: the rest of its block, and for a reader asking less than a
+// block at a time the blocks after it), each block a window; our fuse-native patch keeps a
+// table of these windows and answers from them.
 //
 // A window is only ever taken back by this thread, and the patch waits for any copy from it
 // to finish first, so lent bytes go back (bytes.ts: giveBack) only once nothing reads them.

@@ -73,8 +73,9 @@ export interface ContentHandle {
   /**
    * After a read of `length` bytes of a sequential reader's run was answered: what follows
    * the run's furthest read, lent (bytes.ts), as far as it is at hand (the rest of its block
-   * and, for a reader asking less than a block at a time, most of the next block). Undefined
-   * when none is. Nothing is fetched or recorded: the run moves on at its next read.
+   * and, for a reader asking less than a block at a time, the blocks after it), a block or
+   * part of one each. Undefined when none is. Nothing is fetched or recorded: the run moves on
+   * at its next read.
    */
   lendAhead?(length: number): LentAhead[] | undefined
   /** The handle is gone (release): stop its prefetch. */
