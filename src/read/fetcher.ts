@@ -250,11 +250,15 @@ export class BlockFetcher {
     fetch.done = true
     if (this.foreground.delete(fetch)) this.lastForegroundAt = Date.now()
     fetch.owners.clear()
-    if (this.retrying.delete(fetch)) {
-      const t = fetch.trouble!
-      if (error === null) this.events.recovered?.(fetch, t.tries, Date.now() - t.since)
-      else if (!fetch.controller.signal.aborted) this.events.failed?.(fetch, error)
-    }
+    this.troubleEnded(fetch, error, fetch.controller.signal.aborted)
+  }
+
+  /** `fetch` ended (error null: it succeeded): if it was retrying, that it recovered or failed is told. */
+  private troubleEnded(fetch: Fetch, error: unknown, aborted: boolean): void {
+    if (!this.retrying.delete(fetch)) return
+    const t = fetch.trouble!
+    if (error === null) this.events.recovered?.(fetch, t.tries, Date.now() - t.since)
+    else if (!aborted) this.events.failed?.(fetch, error)
   }
 
   /** Counts a failed try of `fetch`; the first of a run is reported. */
@@ -373,13 +377,25 @@ export class BlockFetcher {
    */
   verifiedSpan(file: RemoteFile, span: Span, signal: AbortSignal): Promise<Buffer[]> {
     this.stats.spans++
-    const token = {}
-    this.foregroundBegins(token)
+    // Its trouble is told and shown as a fetch's: the span stands as a fetch of its blocks there.
+    const { blockSize } = this.settings
+    const asFetch = new Fetch(file, Math.floor(span.start / blockSize), Math.ceil(span.end / blockSize), () => {})
+    this.foregroundBegins(asFetch)
     return readSpan({
       source: this.source, hashes: this.hashes, policy: this.policy, stats: this.stats, stallTimeoutMs: this.settings.stallTimeoutMs,
       deadlineMs: this.settings.deadlineMs, enqueue: (fn) => this.queue.add(fn, { priority: DEMAND, signal }),
-    }, file, span, signal).finally(() => {
-      this.foreground.delete(token)
+      troubled: (e) => this.troubled(asFetch, e),
+    }, file, span, signal).then(
+      (parts) => {
+        this.troubleEnded(asFetch, null, false)
+        return parts
+      },
+      (e: unknown) => {
+        this.troubleEnded(asFetch, e, signal.aborted)
+        throw e
+      },
+    ).finally(() => {
+      this.foreground.delete(asFetch)
       this.lastForegroundAt = Date.now()
     })
   }

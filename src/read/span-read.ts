@@ -5,7 +5,7 @@
 // one failure policy), until the read's deadline; damaged bytes or hash are asked again.
 import { IntegrityError, NetworkError } from '../api/errors.js'
 import type { RetryOptions } from '../api/options.js'
-import { withRetry } from '../api/retry.js'
+import { withRetry, type RetryEvent } from '../api/retry.js'
 import { bytesLength } from './bytes.js'
 import { gaveUp, within, type Trouble } from './fetch-util.js'
 import type { Span } from '../base/chunk-grid.js'
@@ -16,7 +16,9 @@ export interface SpanDeps {
   source: RangeSource
   hashes: RangeHashes
   policy: RetryOptions
-  stats: { bytesReceived: number; mismatches: number; retries: number }
+  stats: { bytesReceived: number; mismatches: number }
+  /** A failed try: counted, and told as a fetch's trouble is (one line when retrying starts, `.status` meanwhile). */
+  troubled(e: RetryEvent): void
   stallTimeoutMs: number
   deadlineMs: number
   /** Runs a transfer in the mount's fetch queue (its concurrency is shared with block fetches). */
@@ -52,7 +54,7 @@ export function readSpan(d: SpanDeps, file: RemoteFile, span: Span, signal: Abor
   }, {
     kind: 'download', policy: d.policy, signal, deadline: () => deadlineAt,
     onRetry: (e) => {
-      d.stats.retries++
+      d.troubled(e)
       trouble = trouble ? { ...trouble, tries: trouble.tries + 1 } : { since: Date.now(), tries: 1, error: e.error }
     },
   }).catch((e: unknown) => {

@@ -183,6 +183,32 @@ describe('read path', () => {
     expect(rp.memory.count).toBe(0)
   })
 
+  it('a random read\'s span that meets trouble is told as a fetch\'s is: one line when retrying starts, one when it recovers, and in the health meanwhile', async () => {
+    const source = new MemorySource()
+    const data = randomBytes(512 * KiB)
+    const file = source.add('f', data)
+    source.corrupt = (call, attempt) => call.start === 200 * KiB && attempt <= 3
+    const lines: string[] = []
+    const health: number[] = []
+    const rp = await ReadPath.create(source, small, {
+      info: (m) => {
+        lines.push(m)
+        health.push(rp.health().retrying)
+      },
+      warn: (m) => lines.push(`warn: ${m}`),
+    })
+    const h = rp.open(file)
+    expect(toBuffer(await h.read(200 * KiB + 10, 100)).equals(data.subarray(200 * KiB + 10, 200 * KiB + 110))).toBe(true)
+    expect(rp.stats.spans).toBe(1)
+    expect(rp.stats.retries).toBe(3)
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toMatch(/^reading f .*retrying for up to/)
+    expect(lines[1]).toMatch(/^reading f .*recovered after 3 failed tries/)
+    // Retrying while the first line was written; over by the second.
+    expect(health).toEqual([1, 0])
+    expect(rp.health().retrying).toBe(0)
+  })
+
   it('a read waits only for its own piece, not for the whole range', async () => {
     const source = new MemorySource()
     const data = randomBytes(64 * KiB)
