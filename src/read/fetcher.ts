@@ -261,17 +261,18 @@ export class BlockFetcher {
     else if (!aborted) this.events.failed?.(fetch, error)
   }
 
-  /** Counts a failed try of `fetch`; the first of a run is reported. */
-  private troubled(fetch: Fetch, e: RetryEvent): void {
+  /** Counts a failed try of `fetch`, the first of a run reported; its trouble so far. */
+  private troubled(fetch: Fetch, e: RetryEvent): Trouble {
     this.stats.retries++
     if (fetch.trouble) {
       fetch.trouble.tries++
       fetch.trouble.error = e.error
-      return
+      return fetch.trouble
     }
     fetch.trouble = { since: Date.now(), tries: 1, error: e.error }
     this.retrying.add(fetch)
     this.events.retrying?.(fetch, e.error)
+    return fetch.trouble
   }
 
   private deliver(file: RemoteFile, block: number, data: Block): void {

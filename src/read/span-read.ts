@@ -17,8 +17,8 @@ export interface SpanDeps {
   hashes: RangeHashes
   policy: RetryOptions
   stats: { bytesReceived: number; mismatches: number }
-  /** A failed try: counted, and told as a fetch's trouble is (one line when retrying starts, `.status` meanwhile). */
-  troubled(e: RetryEvent): void
+  /** A failed try: counted, and told as a fetch's trouble is (one line when retrying starts, `.status` meanwhile); the run of trouble so far. */
+  troubled(e: RetryEvent): Trouble
   stallTimeoutMs: number
   deadlineMs: number
   /** Runs a transfer in the mount's fetch queue (its concurrency is shared with block fetches). */
@@ -54,8 +54,7 @@ export function readSpan(d: SpanDeps, file: RemoteFile, span: Span, signal: Abor
   }, {
     kind: 'download', policy: d.policy, signal, deadline: () => deadlineAt,
     onRetry: (e) => {
-      d.troubled(e)
-      trouble = trouble ? { ...trouble, tries: trouble.tries + 1 } : { since: Date.now(), tries: 1, error: e.error }
+      trouble = d.troubled(e)
     },
   }).catch((e: unknown) => {
     throw signal.aborted ? e : gaveUp(file, e, trouble)
