@@ -62,11 +62,19 @@ async function md5sum(file: string): Promise<string> {
   return r.stdout.split(' ')[0]!
 }
 
-/** The pids of the processes holding established TCP connections to 127.0.0.1:port. */
-async function ownersOfConnectionsTo(port: number): Promise<number[]> {
+/** The processes holding established TCP connections to port: pid → the connection as ss shows it, and the process's command line. */
+async function ownersOfConnectionsTo(port: number): Promise<Map<number, string>> {
   const r = await run('ss', ['-Htnp', 'state', 'established', `( dport = :${port} )`])
   expect(r.code, r.stderr).toBe(0)
-  return [...r.stdout.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]))
+  const owners = new Map<number, string>()
+  for (const line of r.stdout.split('\n')) {
+    for (const m of line.matchAll(/pid=(\d+)/g)) {
+      const pid = Number(m[1])
+      const args = await readFile(`/proc/${pid}/cmdline`, 'utf8').then((c) => c.split('\0').join(' ').trim(), () => '(gone)')
+      owners.set(pid, `${line.trim()} :: ${args}`)
+    }
+  }
+  return owners
 }
 
 /**
@@ -116,9 +124,9 @@ describe('through a proxy', () => {
 
     // Who holds the connections to the service's ports and to the proxy, seen while the mount works.
     const ports = { api: Number(new URL(service.baseUrl).port), files: Number(new URL(service.uploadUrl).port), proxy: proxy.port }
-    const owners = { api: new Set<number>(), files: new Set<number>(), proxy: new Set<number>() }
+    const owners = { api: new Map<number, string>(), files: new Map<number, string>(), proxy: new Map<number, string>() }
     const look = async () => {
-      for (const k of ['api', 'files', 'proxy'] as const) for (const p of await ownersOfConnectionsTo(ports[k])) owners[k].add(p)
+      for (const k of ['api', 'files', 'proxy'] as const) for (const [p, seen] of await ownersOfConnectionsTo(ports[k])) owners[k].set(p, seen)
     }
     const big = await fileOnMount('Disk image')
     expect(big.size).toBe(GiB)
@@ -162,7 +170,8 @@ describe('through a proxy', () => {
     for (const k of ['api', 'files'] as const) {
       expect(owners[k].size, `connections to the ${k} port`).toBeGreaterThan(0)
       expect(owners[k].has(pid), `the mount connected to the ${k} port itself`).toBe(false)
-      expect([...owners[k]].every((p) => p === proxy.pid || p === process.pid), `owners of connections to the ${k} port`).toBe(true)
+      const others = [...owners[k]].filter(([p]) => p !== proxy.pid && p !== process.pid)
+      expect(others.map(([, seen]) => seen), `others than the proxy (${proxy.pid}) and this test (${process.pid}) connected to the ${k} port`).toEqual([])
     }
     expect(owners.proxy.has(pid)).toBe(true)
   })
