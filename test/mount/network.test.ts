@@ -63,15 +63,18 @@ async function md5sum(file: string): Promise<string> {
 }
 
 /**
- * The established TCP connections to port, each with the pids of the processes holding it. A
+ * The established TCP connections to port whose holders ss named, each with their pids. A
  * process forked by one that holds a socket holds it too until it execs (a command the test
  * starts while ss looks): so a connection is judged by whether its holders include a process,
- * not by every pid ss names.
+ * not by every pid ss names. ss reads who holds what before it lists the connections, so one
+ * opened in between comes with no holder: it is left out, and judged when it is seen again.
  */
 async function connectionsTo(port: number): Promise<{ line: string; pids: number[] }[]> {
   const r = await run('ss', ['-Htnp', 'state', 'established', `( dport = :${port} )`])
   expect(r.code, r.stderr).toBe(0)
-  return r.stdout.split('\n').filter((l) => l.trim()).map((line) => ({ line: line.trim(), pids: [...line.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1])) }))
+  return r.stdout.split('\n').filter((l) => l.trim())
+    .map((line) => ({ line: line.trim(), pids: [...line.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1])) }))
+    .filter((c) => c.pids.length > 0)
 }
 
 /**
