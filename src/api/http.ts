@@ -15,7 +15,6 @@ import { DIRECT_ROUTES, proxyFor, type ProxyServer } from './proxy.js'
 import { NotPlainAnswer, RangeSockets, type BodySink } from './range-sockets.js'
 import { trustingContext } from './trust.js'
 import { tunnelConnector, Tunnels } from './tunnel.js'
-import { WarmConnection } from './warm-connections.js'
 
 export type HttpMethod = 'GET' | 'POST'
 
@@ -42,7 +41,7 @@ export function redactUrl(url: URL | string): string {
 export type TransportOptions = Pick<ClientOptions, 'timeouts' | 'ca' | 'systemCa' | 'proxy' | 'connectionsPerOrigin' | 'offline'>
 
 export class Transport {
-  private readonly pools = new Map<string, { pool: Pool; warm: WarmConnection }>()
+  private readonly pools = new Map<string, Pool>()
   private closed = false
   /** Whether the service answers at all, learnt from every request made here. */
   readonly connectivity: Connectivity
@@ -99,32 +98,33 @@ export class Transport {
     return this.tunnels().open(proxy, url.hostname.replace(/^\[|\]$/g, ''), Number(url.port || 443), signal)
   }
 
-  private pool(origin: string): { pool: Pool; warm: WarmConnection } {
-    let entry = this.pools.get(origin)
-    if (!entry) {
+  private pool(origin: string): Pool {
+    let pool = this.pools.get(origin)
+    if (!pool) {
       if (this.closed) throw new NetworkError('the client is closed', 'CLIENT_CLOSED')
       const url = new URL(origin)
       const direct = buildConnector({ secureContext: this.secureContext(), timeout: this.timeouts.connectMs })
       const proxy = this.proxyOf(url)
-      const warm = new WarmConnection(proxy ? tunnelConnector(this.tunnels(), proxy, direct) : direct, url)
-      const pool = new Pool(origin, {
+      pool = new Pool(origin, {
         connections: this.options.connectionsPerOrigin,
-        connect: warm.connector,
+        connect: proxy ? tunnelConnector(this.tunnels(), proxy, direct) : direct,
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyIdleMs,
       })
-      entry = { pool, warm }
-      this.pools.set(origin, entry)
+      this.pools.set(origin, pool)
     }
-    return entry
+    return pool
   }
 
-  /** A request to `url`'s origin is likely soon: open a connection now unless one is open. */
+  /**
+   * A read from `url`'s file server is likely soon: open a range connection now unless one is
+   * open, so the first read's first byte waits for no handshake. Range streams and range hashes
+   * both take those connections; the pool's own would sit idle through a whole read, one
+   * handshake more than the reads need, and opens when a fallback or a thumbnail asks.
+   * (A file server is https; a plain http one gets no connection ahead.)
+   */
   preconnect(url: URL): void {
-    if (this.closed || (url.protocol !== 'https:' && url.protocol !== 'http:')) return
-    const { pool, warm } = this.pool(url.origin)
-    if (pool.stats.connected === 0) warm.open()
-    if (url.protocol === 'https:') this.ranges().warm(url)
+    if (!this.closed && url.protocol === 'https:') this.ranges().warm(url)
   }
 
   /**
@@ -166,7 +166,7 @@ export class Transport {
       throw new NetworkError(`unsupported address ${redactUrl(url)}`, 'BAD_URL')
     }
     try {
-      const res = await this.pool(url.origin).pool.request({
+      const res = await this.pool(url.origin).request({
         path: `${url.pathname}${url.search}`,
         method: req.method,
         headers: req.headers,
@@ -240,8 +240,7 @@ export class Transport {
     this.proxyTunnels?.close()
     const pools = [...this.pools.values()]
     this.pools.clear()
-    for (const { warm } of pools) warm.close()
-    await Promise.all(pools.map(({ pool }) => pool.close().catch(() => pool.destroy())))
+    await Promise.all(pools.map((pool) => pool.close().catch(() => pool.destroy())))
   }
 }
 

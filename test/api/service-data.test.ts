@@ -111,31 +111,32 @@ describe('data under faults', () => {
     expect(routes.download!).toBeGreaterThan(25)
   })
 
-  it('connections opened ahead serve the first downloads: no handshake waits for the first byte', async () => {
+  it('a connection opened ahead serves the first range and range hash: no handshake waits for the first byte, none is opened beside it', async () => {
     const path = join(h.dir, 'warm.bin')
     await randomFile(path, 64 * 1024)
     const sender = h.client()
-    const { file } = await sendOne(sender, 'warm.bin', path)
+    const { init, file } = await sendOne(sender, 'warm.bin', path)
     const client = h.client()
     await h.control('POST', '/counters/reset')
     client.download.preconnect(file.downloadurl)
     client.download.preconnect(file.downloadurl)
-    // The handshakes happen now, once each, before any request: one for the range streams
-    // of reads (range-sockets.ts), one for every other request (range hashes among them).
-    await waitFor(async () => (await h.counters()).fileConnections === 2, 5000)
+    // One handshake now, before any request, for the range streams and range hashes of
+    // reads (range-sockets.ts); a second call opens nothing while it is under way.
+    await waitFor(async () => (await h.counters()).fileConnections === 1, 5000)
     const whole = await readFile(path)
     const streamed: Buffer[] = []
     await client.download.pumpRange(file.downloadurl, 0, 4096, (bytes) => void streamed.push(Buffer.from(bytes)))
     expect(Buffer.concat(streamed).equals(whole.subarray(0, 4096))).toBe(true)
-    const bytes = await client.download.fetchRange(file.downloadurl, 4096, 8192)
-    expect(bytes.equals(whole.subarray(4096, 8192))).toBe(true)
+    const hash = await client.download.rangeHashOnce({ downloadUrl: file.downloadurl, transferId: init.transferid, fileName: 'warm.bin', position: 0, length: 4096 })
+    expect(hash).toBe(md5Hex(whole.subarray(0, 4096)))
     const c = await h.counters()
-    expect(c.fileConnections).toBe(2)
-    expect(c.routes.download).toBe(2)
-    // Open connections need no others.
+    expect(c.fileConnections).toBe(1)
+    expect(c.routes.download).toBe(1)
+    expect(c.routes.rangehash).toBe(1)
+    // An open connection needs no other.
     client.download.preconnect(file.downloadurl)
     await new Promise((r) => setTimeout(r, 100))
-    expect((await h.counters()).fileConnections).toBe(2)
+    expect((await h.counters()).fileConnections).toBe(1)
   })
 
   it('a corrupted range is detected by its hash', async () => {
