@@ -58,3 +58,37 @@ describe('the prefetch and the link', () => {
     expect(ranges.filter((r) => r.start >= chunkSize).length).toBeGreaterThan(0)
   })
 })
+
+describe('the prefetch and reads far ahead of it', () => {
+  it('a read of the kernel\'s readahead far past the prefetch: the blocks between are fetched on the chunk grid, not one fetch per read as their reads come in any order', async () => {
+    const source = new MemorySource()
+    source.bufferSize = 256 * KiB
+    const data = Buffer.alloc(120 * MiB)
+    for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i)
+    const file = source.add('big', data)
+    const rp = await ReadPath.create(source, { memoryCacheBytes: 256 * MiB })
+    // A slow link keeps the prefetch short of what the run may read ahead, as at a 1 GiB readahead.
+    Object.defineProperty(rp.fetcher.linkRate, 'bytesPerSecond', { get: () => 4 * MB })
+    const h = rp.open(file)
+    const step = 1 * MiB
+    /** Eight 1 MiB reads at once, answered last first (libfuse 3's reads of the kernel's readahead). */
+    const batch = async (pos: number) => {
+      const at = [7, 6, 5, 4, 3, 2, 1, 0].map((k) => pos + k * step)
+      const got = await Promise.all(at.map((p) => h.read(p, step)))
+      got.forEach((g, k) => expect(toBuffer(g).equals(data.subarray(at[k]!, at[k]! + step))).toBe(true))
+    }
+    for (let pos = 0; pos < 32 * MiB; pos += 8 * step) await batch(pos)
+    const before = source.ranges.length
+    // Within the run's lookahead (twice what it read), past what the link lets it fetch ahead.
+    expect(toBuffer(await h.read(70 * MiB, step)).equals(data.subarray(70 * MiB, 71 * MiB))).toBe(true)
+    for (let pos = 32 * MiB; pos < 80 * MiB; pos += 8 * step) await batch(pos)
+    h.close()
+    const after = source.ranges.slice(before).map((r) => `${r.start / MiB}-${r.end / MiB}`)
+    // The far read's own (to the chunk's end), then from where the prefetch had come to, in
+    // order and on the 50 MiB grid: no range of a single block.
+    expect(after[0]).toBe('70-100')
+    expect(after.length).toBeLessThanOrEqual(3)
+    expect(after.slice(1).sort()).toEqual(after.slice(1))
+    expect(after.filter((r) => r.split('-').map(Number).reduce((a, b) => b - a) === 1)).toEqual([])
+  })
+})
