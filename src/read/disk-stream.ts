@@ -148,11 +148,14 @@ export class DiskStream {
     }
     for (const b of this.ahead.keys()) if (b < end) this.drop(b)
     const blocks = Math.ceil(this.fileSize / this.blockSize)
-    for (let b = end; b < Math.min(blocks, end + this.depth); b++) {
-      if (!this.ahead.has(b) && this.disk.has(this.cacheKey, b)) this.ahead.set(b, this.load(b))
-    }
+    for (let b = end; b < Math.min(blocks, end + this.depth); b++) this.loadAhead(b)
     if (loads.every((l) => l.done)) return this.whole(loads.map((l) => l.block))
     return Promise.all(loads.map((l) => l.promise)).then((got) => this.whole(got))
+  }
+
+  /** Loads `block` ahead of the reader, unless it is loaded or being loaded already, or is not on disk. */
+  loadAhead(block: number): void {
+    if (!this.ahead.has(block) && this.disk.has(this.cacheKey, block)) this.ahead.set(block, this.load(block))
   }
 
   /** The blocks when every one loaded; otherwise those that did go back, and undefined. */

@@ -104,8 +104,7 @@ export class Handle implements ContentHandle {
       if (atHand) return atHand
     }
     if (!sequential || !this.onlyOnDisk(first, end)) return this.fetched(first, end, position, stop, length, sequential)
-    const stream = (this.stream ??= new DiskStream(this.path.disk!, this.path.pool, file.cacheKey, file.size, blockSize, DISK_LOAD_AHEAD_BLOCKS))
-    const lent = stream.read(first, end, position, stop)
+    const lent = this.diskStream().read(first, end, position, stop)
     if (!(lent instanceof Promise)) return lent ? this.streamedRead(lent) : this.fetched(first, end, position, stop, length, sequential)
     return lent.then((l) => (l ? this.streamedRead(l) : this.fetched(first, end, position, stop, length, sequential)))
   }
@@ -152,6 +151,12 @@ export class Handle implements ContentHandle {
       out.push({ start: from, bytes })
     }
     return out.length > 0 ? out : undefined
+  }
+
+  /** The stream of this handle's blocks from the disk cache (made at its first use). */
+  private diskStream(): DiskStream {
+    const { path, file } = this
+    return (this.stream ??= new DiskStream(path.disk!, path.pool, file.cacheKey, file.size, path.options.blockSize, DISK_LOAD_AHEAD_BLOCKS))
   }
 
   /** Bytes [position, stop) of `block`, lent, when it is in memory. */
@@ -375,13 +380,14 @@ export class Handle implements ContentHandle {
     const from = this.prefetchedTo > 0 ? this.prefetchedTo : here
     const to = Math.min(Math.ceil((this.pattern.position + ahead) / blockSize), Math.ceil(file.size / blockSize))
     if (to > this.prefetchedTo) this.prefetchedTo = to
-    // Blocks only on disk are loaded a few ahead too: a re-read waited on one disk read per block.
-    // A reader the stream has served leaves them to it: loaded into memory here, they kept its
-    // next reads off the stream, and one block missing from the disk cache made the rest of a
-    // re-read go through memory at about three times the CPU.
-    const diskTo = this.stream ? here : Math.min(to, here + DISK_LOAD_AHEAD_BLOCKS)
-    for (let b = Math.max(here, this.diskLoadedTo); b < diskTo; b++) {
-      if (!path.memory.has(blockKey(file.cacheKey, b)) && path.disk?.has(file.cacheKey, b)) void path.loadFromDisk(file, b)
+    // Blocks only on disk are loaded a few ahead too (a re-read waited on one disk read per
+    // block), by the disk stream that lends them. Loaded into memory instead, each found there
+    // kept the next read off the stream, which loaded the next into memory again: a re-read
+    // whose first block was not on disk went through memory to its end (a copy out of a
+    // staging buffer and a fresh buffer for the collector per block), at up to three times the CPU.
+    const diskTo = Math.min(to, here + DISK_LOAD_AHEAD_BLOCKS)
+    for (let b = Math.max(here, this.diskLoadedTo); path.disk && b < diskTo; b++) {
+      if (!path.memory.has(blockKey(file.cacheKey, b)) && !path.fetcher.inFlight(file, b)) this.diskStream().loadAhead(b)
     }
     if (diskTo > this.diskLoadedTo) this.diskLoadedTo = diskTo
     for (let b = from; b < to; b++) {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtemp, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ReadPath } from '../../src/read/content.js'
 import { RECORD_ALIGN } from '../../src/read/block-slots.js'
 import { recordBytes } from '../../src/read/cache-records.js'
@@ -160,6 +160,45 @@ describe('disk cache', () => {
     // Only the damaged block's neighbourhood came from the service again.
     expect(source.bytesSent - before).toBeGreaterThan(0)
     expect(source.bytesSent - before).toBeLessThanOrEqual(SMALL_GRID.pieceSize!)
+  })
+
+  it.each([['whole blocks', 1], ['quarter blocks', 4]])('regression: a re-read (%s) whose first blocks are not in the disk cache takes the rest from the disk stream, not through memory', async (_, split) => {
+    const { source, block, data, file } = await cachedOnDisk(40 * SMALL_GRID.blockSize!)
+    // The records of blocks 0 and 1 renamed to blocks past the file: the rebuilt index lacks
+    // them, as when a cold read's first bytes came as a span (not cached) or its write backlog
+    // dropped them. They are fetched again, and the reader is sequential by the time it
+    // reaches the blocks on disk.
+    const root = join(dir, 'blocks-v5')
+    const segment = join(root, (await readdir(root))[0]!, '0.seg')
+    const bytes = await readFile(segment)
+    for (let at = 0; at < bytes.length; at += recordBytes(bytes.readUInt32BE(at + 4))) {
+      const b = bytes.readUInt32BE(at)
+      if (b < 2) bytes.writeUInt32BE(1000 + b, at)
+    }
+    await writeFile(segment, bytes)
+    // A memory cache that could hold the whole file: blocks loaded into it stay there.
+    const second = await create(source, { ...small(), memoryCacheBytes: 4 * 1024 * KiB })
+    expect([0, 1, 2].map((b) => second.disk!.has(file.cacheKey, b))).toEqual([false, false, true])
+    const intoMemory = vi.spyOn(second, 'loadFromDisk')
+    const h = second.open(file)
+    const before = source.bytesSent
+    const step = block / split
+    for (let pos = 0; pos < data.length; pos += step) {
+      const got = await h.read(pos, step)
+      expect(toBuffer(got).equals(data.subarray(pos, pos + step))).toBe(true)
+      giveBack(got)
+      // A reader's next read comes a round trip through the kernel later: loads from the
+      // disk started meanwhile have landed by then.
+      await new Promise((r) => setTimeout(r, 2))
+    }
+    h.close()
+    expect(source.bytesSent - before).toBeGreaterThanOrEqual(2 * block)
+    expect(source.bytesSent - before).toBeLessThanOrEqual(3 * block)
+    // The blocks on disk were lent from the stream's own buffers, none loaded into memory
+    // (each a copy out of a staging buffer and a fresh buffer for the collector): in memory,
+    // each kept the next read off the stream, to the end of the file.
+    expect(intoMemory).not.toHaveBeenCalled()
+    expect(second.memory.count).toBeLessThanOrEqual(3)
   })
 
   it.each([['whole blocks', 1], ['quarter blocks', 4]])('a sequential cold read (%s) keeps only its last blocks in memory, the disk cache the rest', async (_, split) => {
