@@ -36,7 +36,7 @@ export interface OpenFile {
   loadFromDisk(file: RemoteFile, block: number): Promise<Block | undefined>
 }
 
-/** Blocks of the disk cache a sequential reader has loaded into memory ahead of it. */
+/** Blocks of the disk cache a sequential reader has loaded ahead of it (by its disk stream). */
 const DISK_LOAD_AHEAD_BLOCKS = 8
 
 /** Why work for a read that has ended stops (one object: a DOMException per read cost a stack trace each). */
