@@ -386,9 +386,7 @@ export class Handle implements ContentHandle {
     // whose first block was not on disk went through memory to its end (a copy out of a
     // staging buffer and a fresh buffer for the collector per block), at up to three times the CPU.
     const diskTo = Math.min(to, here + DISK_LOAD_AHEAD_BLOCKS)
-    for (let b = Math.max(here, this.diskLoadedTo); path.disk && b < diskTo; b++) {
-      if (!path.memory.has(blockKey(file.cacheKey, b)) && !path.fetcher.inFlight(file, b)) this.diskStream().loadAhead(b)
-    }
+    for (let b = Math.max(here, this.diskLoadedTo); b < diskTo; b++) if (this.onlyOnDisk(b, b + 1)) this.diskStream().loadAhead(b)
     if (diskTo > this.diskLoadedTo) this.diskLoadedTo = diskTo
     for (let b = from; b < to; b++) {
       if (path.present(file, b)) continue

@@ -1,6 +1,7 @@
 // How far a sequential reader's prefetch reaches, with the link's rate given: no further than
 // the link delivers in the horizon plus a piece on a slow link, as far as the run has earned
-// on a fast one. The read path over an in-memory source; the rate is set by the test.
+// on a fast one; and where it goes on from when a read of the run comes past it. The read
+// path over an in-memory source; the rate is set by the test.
 import { describe, expect, it } from 'vitest'
 import { ReadPath } from '../../src/read/content.js'
 import { toBuffer } from '../../src/read/bytes.js'
