@@ -104,6 +104,18 @@ export class MemorySource implements RangeSource {
 }
 
 /** Small grids so tests move few bytes; fast retries and timeouts. */
+/**
+ * A source holding one large file, 'big', of `size` bytes, each 4 KiB of it starting with its own
+ * offset (a byte from the wrong place shows where it came from), streamed in 256 KiB buffers.
+ */
+export function numberedFile(size: number): { source: MemorySource; data: Buffer; file: RemoteFile } {
+  const source = new MemorySource()
+  source.bufferSize = 256 * 1024
+  const data = Buffer.alloc(size)
+  for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i)
+  return { source, data, file: source.add('big', data) }
+}
+
 export const SMALL_GRID: Partial<ReadOptions> = {
   blockSize: 4 * 1024,
   pieceSize: 16 * 1024,

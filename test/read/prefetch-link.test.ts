@@ -7,22 +7,23 @@ import { ReadPath } from '../../src/read/content.js'
 import { toBuffer } from '../../src/read/bytes.js'
 import { linkLookahead } from '../../src/read/link-rate.js'
 import { DEFAULT_READ_OPTIONS } from '../../src/read/options.js'
-import { MemorySource } from './memory-source.js'
+import { numberedFile } from './memory-source.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
 const MB = 1e6
 
-/** Reads the first `upTo` bytes of a 120 MiB file as the kernel does (four 128 KiB reads at a time) with the link's rate taken as `rate`; the ranges asked. */
-async function readWithRate(rate: number | null, upTo: number): Promise<Array<{ start: number; end: number }>> {
-  const source = new MemorySource()
-  source.bufferSize = 256 * KiB
-  const data = Buffer.alloc(120 * MiB)
-  for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i)
-  const file = source.add('big', data)
+/** A 120 MiB file opened with the link's rate taken as `rate`. */
+async function openWithRate(rate: number | null) {
+  const { source, data, file } = numberedFile(120 * MiB)
   const rp = await ReadPath.create(source, { memoryCacheBytes: 256 * MiB })
   Object.defineProperty(rp.fetcher.linkRate, 'bytesPerSecond', { get: () => rate })
-  const h = rp.open(file)
+  return { source, data, h: rp.open(file) }
+}
+
+/** Reads the first `upTo` bytes of a 120 MiB file as the kernel does (four 128 KiB reads at a time) with the link's rate taken as `rate`; the ranges asked. */
+async function readWithRate(rate: number | null, upTo: number): Promise<Array<{ start: number; end: number }>> {
+  const { source, data, h } = await openWithRate(rate)
   const step = 128 * KiB
   for (let pos = 0; pos < upTo; pos += 4 * step) {
     const batch = [0, 1, 2, 3].map((k) => pos + k * step)
@@ -62,15 +63,8 @@ describe('the prefetch and the link', () => {
 
 describe('the prefetch and reads far ahead of it', () => {
   it('a read of the kernel\'s readahead far past the prefetch: the blocks between are fetched on the chunk grid, not one fetch per read as their reads come in any order', async () => {
-    const source = new MemorySource()
-    source.bufferSize = 256 * KiB
-    const data = Buffer.alloc(120 * MiB)
-    for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i)
-    const file = source.add('big', data)
-    const rp = await ReadPath.create(source, { memoryCacheBytes: 256 * MiB })
     // A slow link keeps the prefetch short of what the run may read ahead, as at a 1 GiB readahead.
-    Object.defineProperty(rp.fetcher.linkRate, 'bytesPerSecond', { get: () => 4 * MB })
-    const h = rp.open(file)
+    const { source, data, h } = await openWithRate(4 * MB)
     const step = 1 * MiB
     /** Eight 1 MiB reads at once, answered last first (libfuse 3's reads of the kernel's readahead). */
     const batch = async (pos: number) => {

@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { DeadlineError, IntegrityError, NetworkError, OfflineError } from '../../src/api/errors.js'
 import { ReadPath } from '../../src/read/content.js'
-import { MemorySource, SMALL_GRID } from './memory-source.js'
+import { MemorySource, numberedFile, SMALL_GRID } from './memory-source.js'
 import { giveBack, toBuffer, type Bytes } from '../../src/read/bytes.js'
 
 const KiB = 1024
@@ -261,11 +261,7 @@ describe('read path', () => {
   })
 
   it('a sequential read of a 200 MiB file grows to whole chunks and prefetches', async () => {
-    const source = new MemorySource()
-    source.bufferSize = 256 * KiB
-    const data = Buffer.alloc(200 * MiB)
-    for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i)
-    const file = source.add('big', data)
+    const { source, data, file } = numberedFile(200 * MiB)
     const rp = await ReadPath.create(source, { memoryCacheBytes: 256 * MiB })
     const h = rp.open(file)
     let inFlightAhead = 0
