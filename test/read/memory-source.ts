@@ -103,7 +103,6 @@ export class MemorySource implements RangeSource {
   }
 }
 
-/** Small grids so tests move few bytes; fast retries and timeouts. */
 /**
  * A source holding one large file, 'big', of `size` bytes, each 4 KiB of it starting with its own
  * offset (a byte from the wrong place shows where it came from), streamed in 256 KiB buffers.
@@ -116,6 +115,7 @@ export function numberedFile(size: number): { source: MemorySource; data: Buffer
   return { source, data, file: source.add('big', data) }
 }
 
+/** Small grids so tests move few bytes; fast retries and timeouts. */
 export const SMALL_GRID: Partial<ReadOptions> = {
   blockSize: 4 * 1024,
   pieceSize: 16 * 1024,

@@ -18,18 +18,20 @@ async function openWithRate(rate: number | null) {
   const { source, data, file } = numberedFile(120 * MiB)
   const rp = await ReadPath.create(source, { memoryCacheBytes: 256 * MiB })
   Object.defineProperty(rp.fetcher.linkRate, 'bytesPerSecond', { get: () => rate })
-  return { source, data, h: rp.open(file) }
+  const h = rp.open(file)
+  /** Reads of `step` bytes at each of `at`, all at once (the kernel's readahead in flight), each checked. */
+  const readTogether = async (at: number[], step: number) => {
+    const got = await Promise.all(at.map((p) => h.read(p, step)))
+    got.forEach((g, k) => expect(toBuffer(g).equals(data.subarray(at[k]!, at[k]! + step))).toBe(true))
+  }
+  return { source, data, h, readTogether }
 }
 
 /** Reads the first `upTo` bytes of a 120 MiB file as the kernel does (four 128 KiB reads at a time) with the link's rate taken as `rate`; the ranges asked. */
 async function readWithRate(rate: number | null, upTo: number): Promise<Array<{ start: number; end: number }>> {
-  const { source, data, h } = await openWithRate(rate)
+  const { source, h, readTogether } = await openWithRate(rate)
   const step = 128 * KiB
-  for (let pos = 0; pos < upTo; pos += 4 * step) {
-    const batch = [0, 1, 2, 3].map((k) => pos + k * step)
-    const got = await Promise.all(batch.map((p) => h.read(p, step)))
-    got.forEach((g, k) => expect(toBuffer(g).equals(data.subarray(batch[k]!, batch[k]! + step))).toBe(true))
-  }
+  for (let pos = 0; pos < upTo; pos += 4 * step) await readTogether([0, 1, 2, 3].map((k) => pos + k * step), step)
   await new Promise((r) => setTimeout(r, 50))
   const ranges = source.ranges.map(({ start, end }) => ({ start, end }))
   h.close()
@@ -64,14 +66,10 @@ describe('the prefetch and the link', () => {
 describe('the prefetch and reads far ahead of it', () => {
   it('a read of the kernel\'s readahead far past the prefetch: the blocks between are fetched on the chunk grid, not one fetch per read as their reads come in any order', async () => {
     // A slow link keeps the prefetch short of what the run may read ahead, as at a 1 GiB readahead.
-    const { source, data, h } = await openWithRate(4 * MB)
+    const { source, data, h, readTogether } = await openWithRate(4 * MB)
     const step = 1 * MiB
     /** Eight 1 MiB reads at once, answered last first (libfuse 3's reads of the kernel's readahead). */
-    const batch = async (pos: number) => {
-      const at = [7, 6, 5, 4, 3, 2, 1, 0].map((k) => pos + k * step)
-      const got = await Promise.all(at.map((p) => h.read(p, step)))
-      got.forEach((g, k) => expect(toBuffer(g).equals(data.subarray(at[k]!, at[k]! + step))).toBe(true))
-    }
+    const batch = (pos: number) => readTogether([7, 6, 5, 4, 3, 2, 1, 0].map((k) => pos + k * step), step)
     for (let pos = 0; pos < 32 * MiB; pos += 8 * step) await batch(pos)
     const before = source.ranges.length
     // Within the run's lookahead (twice what it read), past what the link lets it fetch ahead.
