@@ -7,6 +7,7 @@
 import type { Command } from 'commander'
 import { realpath } from 'node:fs/promises'
 import path from 'node:path'
+import { plainText } from '../base/shown-text.js'
 import { loadSettings } from '../config/index.js'
 import { addSettingFlags } from './compose.js'
 import { askMount, type ControlOp } from './control.js'
@@ -33,7 +34,8 @@ async function run(op: ControlOp, paths: string[], opts: Record<string, unknown>
   const results = await askMount(loaded.folders.data, { op, paths: absolute })
   if (opts.json) writeJson(results)
   else {
-    for (const r of results) (r.ok ? process.stdout : process.stderr).write(`${r.ok ? '' : 'transferfs: '}${r.message}\n`)
+    // The mount's words, shown as text: a control character in them is not the terminal's to act on.
+    for (const r of results) (r.ok ? process.stdout : process.stderr).write(`${r.ok ? '' : 'transferfs: '}${plainText(r.message)}\n`)
   }
   const failed = results.filter((r) => !r.ok)
   if (failed.length > 0) throw new CliError(`${failed.length} of ${results.length} not done`, failed.every((r) => r.code === 'ENOENT') ? EXIT.notFound : EXIT.error)

@@ -4,7 +4,6 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { controlSocketOf } from '../../src/cli/control.js'
 import { PinStore } from '../../src/keep/pin-store.js'
 import { RateWindow } from '../../src/keep/rate-window.js'
 import type { Transfer } from '../../src/api/types.js'
@@ -112,17 +111,5 @@ describe('the fetch rate', () => {
     expect(rate.perSecond()).toBe(5_000_000)
     now = 60_000
     expect(rate.perSecond()).toBeNull()
-  })
-})
-
-describe('the control socket', () => {
-  it('is in the data folder when its path fits a socket, else in the runtime folder under a name of the data folder', () => {
-    expect(controlSocketOf('/home/ann/.local/share/transferfs', {})).toBe('/home/ann/.local/share/transferfs/control.sock')
-    const long = `/home/ann/${'d'.repeat(120)}`
-    const a = controlSocketOf(long, { XDG_RUNTIME_DIR: '/run/user/1000' })
-    expect(a).toMatch(/^\/run\/user\/1000\/transferfs-[0-9a-f]{16}\.sock$/)
-    expect(controlSocketOf(long, { XDG_RUNTIME_DIR: '/run/user/1000' })).toBe(a)
-    expect(controlSocketOf(`${long}x`, { XDG_RUNTIME_DIR: '/run/user/1000' })).not.toBe(a)
-    expect(Buffer.byteLength(controlSocketOf(long, {}))).toBeLessThanOrEqual(107)
   })
 })
