@@ -131,7 +131,6 @@ describe('what a command prints of the socket\'s answer', () => {
         const r = await cli(['pin', '/m/a'])
         const shown = r[stream]
         expect(shown, `${r.stdout}${r.stderr}`).toContain('pinned \\x1b]0;owned\\x07\\x1b[2K1 GiB\\ntransferfs: all fine\\x9b')
-        // eslint-disable-next-line no-control-regex
         expect(r.stdout + r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/)
         expect((r.stdout + r.stderr).split('\n').filter((l) => l.includes('all fine'))).toHaveLength(1)
       } finally {
