@@ -114,7 +114,7 @@ export async function transferPassword(opts: PasswordOptions): Promise<string | 
 
 export function addPasswordFlags(cmd: Command): Command {
   return cmd
-    .option('--password <password>', 'password of a protected transfer (visible in `ps`; prefer --password-stdin)')
+    .option('--password <password>', 'password of a protected transfer (readable in `ps` until transferfs starts and hides it; prefer --password-stdin)')
     .option('--password-stdin', 'read the password of a protected transfer from standard input')
 }
 
