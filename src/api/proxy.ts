@@ -163,6 +163,19 @@ function addressMatches(address: string, family: number, entry: string): boolean
   return range.check(address, type)
 }
 
+/**
+ * Whether a proxy URL carries a password, the part proxyForDisplay hides (a user name alone
+ * is no secret). A value that is no URL is taken to when it has an "@", which may end one.
+ */
+export function proxyHasPassword(text: string): boolean {
+  const raw = text.trim()
+  try {
+    return new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`).password !== ''
+  } catch {
+    return raw.includes('@')
+  }
+}
+
 /** A proxy URL as it may be shown: its password replaced (the whole value when it is no URL). */
 export function proxyForDisplay(text: string): string {
   const raw = text.trim()

@@ -73,8 +73,11 @@ export function addSettingFlags(cmd: Command, keys?: readonly SettingKey[]): Com
   return cmd
 }
 
-/** Settings that are, or hold, secrets: a process's arguments are readable by every user of the machine. */
-const keptOffCommandLine = (s: (typeof SETTINGS)[number]): boolean => Boolean(s.secret || s.redact)
+/**
+ * Settings that are, or may hold, secrets (holdsSecret): a process's arguments are readable by
+ * every user of the machine. Passed on in the environment whether this value holds one or not.
+ */
+const keptOffCommandLine = (s: (typeof SETTINGS)[number]): boolean => Boolean(s.secret || s.holdsSecret)
 
 /**
  * The flags of `opts` that name settings, as arguments again (the background mount passes

@@ -2,6 +2,7 @@
 // to a transfer sent from here; each gets an e-mail with a download link. The same as
 // writing the addresses to the folder's `.forward` in the mount.
 import type { Command } from 'commander'
+import { plainText } from '../base/shown-text.js'
 import { resolveTransferRef } from './info.js'
 import { commonFlags, withClient } from './output/command.js'
 import { action } from './output/errors.js'
@@ -24,6 +25,6 @@ export function register(program: Command): void {
     const id = ref.id ?? ('either' in ref ? ref.either : ref.trackid)
     const to = recipients.flatMap((r) => r.split(',')).map((r) => r.trim()).filter((r) => r !== '')
     const t = await withClient(opts, true, ({ client }) => client.transfers.forward(id, to))
-    process.stdout.write(`forwarded transfer ${t.id} to ${to.join(', ')}\n`)
+    process.stdout.write(`${plainText(`forwarded transfer ${t.id} to ${to.join(', ')}`)}\n`)
   }))
 }

@@ -10,9 +10,10 @@ import { DEFAULT_ARRIVAL_OPTIONS } from '../vfs/arrivals.js'
 import { transferFolderName } from '../vfs/names.js'
 import { transferState } from './info.js'
 import { commonFlags, ctrlC, terminalWidth, withClient, type CommonOptions } from './output/command.js'
-import { action } from './output/errors.js'
+import { action, messageOf } from './output/errors.js'
 import { UsageError } from './output/exit-codes.js'
 import { formatBytes } from '../base/format-bytes.js'
+import { plainText } from '../base/shown-text.js'
 import { formatDate, parseSince } from './output/format.js'
 import { publicTransfer, writeJson } from './output/json.js'
 import { styleFor } from './output/style.js'
@@ -32,11 +33,14 @@ const WATCH_INTERVAL_MS = DEFAULT_ARRIVAL_OPTIONS.watchedIntervalMs
 /** Transfers one page of an ask holds: arrivals between two asks are few. */
 const WATCH_TAKE = DEFAULT_ARRIVAL_OPTIONS.take
 
-/** One arrival as a line: date, sender, subject, files and size, and its folder under the mount's inbox/. */
+/**
+ * One arrival as a line: date, sender, subject, files and size, and its folder under the
+ * mount's inbox/. The sender wrote most of it: the line is plain text, so it stays one line.
+ */
 function arrivalLine(t: Transfer): string {
   const files = t.numberoffiles ?? t.files?.length ?? 0
-  return [formatDate(t.sentdate), t.from ?? '(anonymous)', t.subject || '(no subject)',
-    `${files} file${files === 1 ? '' : 's'}, ${formatBytes(t.size)}`, `inbox/${transferFolderName(t.sentdate, t.subject, t.id)}`].join('  ')
+  return plainText([formatDate(t.sentdate), t.from ?? '(anonymous)', t.subject || '(no subject)',
+    `${files} file${files === 1 ? '' : 's'}, ${formatBytes(t.size)}`, `inbox/${transferFolderName(t.sentdate, t.subject, t.id)}`].join('  '))
 }
 
 async function watchInbox(opts: InboxOptions): Promise<void> {
@@ -59,7 +63,7 @@ async function watchInbox(opts: InboxOptions): Promise<void> {
           }
         } catch (err) {
           if (stop.signal.aborted) throw err
-          process.stderr.write(`transferfs: ${(err as Error).message}; trying again\n`)
+          process.stderr.write(`transferfs: ${plainText(messageOf(err))}; trying again\n`)
           continue
         }
         found.sort((a, b) => a.sentdate - b.sentdate)

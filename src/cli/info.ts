@@ -14,6 +14,7 @@ import { commonFlags, readStdinValue, terminalWidth, withClient, type CommonOpti
 import { action } from './output/errors.js'
 import { CliError, EXIT, UsageError } from './output/exit-codes.js'
 import { formatBytes } from '../base/format-bytes.js'
+import { plainText } from '../base/shown-text.js'
 import { formatDate, formatSpeed } from './output/format.js'
 import { publicTransfer, writeJson } from './output/json.js'
 import { styleFor, type Style } from './output/style.js'
@@ -113,7 +114,7 @@ export async function transferPassword(opts: PasswordOptions): Promise<string | 
 
 export function addPasswordFlags(cmd: Command): Command {
   return cmd
-    .option('--password <password>', 'password of a protected transfer (visible in `ps`; prefer --password-stdin)')
+    .option('--password <password>', 'password of a protected transfer (readable in `ps` until transferfs starts and hides it; prefer --password-stdin)')
     .option('--password-stdin', 'read the password of a protected transfer from standard input')
 }
 
@@ -183,7 +184,8 @@ export function renderInfo(t: Transfer, opts: { files: boolean; style: Style; wi
     ], files, style, opts.width)
     for (const f of files) {
       if (!f.downloads?.length) continue
-      out += `\n${style.bold(f.filename ?? '(unnamed)')}\n`
+      // A heading of the sender's file name: plain text, as the tables' cells.
+      out += `\n${style.bold(plainText(f.filename ?? '(unnamed)'))}\n`
       out += renderTable(downloadColumns(false), [...f.downloads].sort((a, b) => a.downloaddate - b.downloaddate), style, opts.width)
     }
   }

@@ -1,8 +1,14 @@
 #!/usr/bin/env node
 // transferfs: the program (program.ts, one file per command) run on the command line.
-import { exitCodeOf } from './output/exit-codes.js'
-import { reportError } from './output/errors.js'
-import { buildProgram } from './program.js'
+// A secret given as a flag is taken off the arguments every user can see first, before
+// the rest of the program is even loaded (secret-arguments.ts).
+import { hideSecretArguments } from './secret-arguments.js'
+
+hideSecretArguments()
+
+const { exitCodeOf } = await import('./output/exit-codes.js')
+const { reportError } = await import('./output/errors.js')
+const { buildProgram } = await import('./program.js')
 
 const program = buildProgram()
 

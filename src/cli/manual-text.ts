@@ -148,7 +148,9 @@ export function mounting(): string {
     item(bold('setuid=') + italic('name'), roff`Run the mount as ${italic('name')}, as ${page('mount.fuse3', 8)} does: needed when root mounts it at boot. The session and settings are that user's (run ${bold('transferfs login')} as them once).`),
     item(bold('allow_other'), roff`${bold('--allow-other')} (needs ${bold('user_allow_other')} in ${bold('/etc/fuse.conf')} unless root mounts it).`),
     item(bold('bin=') + italic('path'), roff`The transferfs program (default: the one on PATH).`),
-    item(italic('key') + bold('=') + italic('value'), roff`Any setting by its flag name, with ${bold('_')} or ${bold('-')} (${bold('chunk_size=16M')}, ${bold('log_level=debug')}): passed on as ${bold('--')}${italic('key value')}.`),
+    item(italic('key') + bold('=') + italic('value'), roff`Any setting by its flag name, with ${bold('_')} or ${bold('-')} (${bold('chunk_size=16M')}, ${bold('log_level=debug')}): passed on as ${bold('--')}${italic('key value')}.`
+      + roff` Secrets are refused: ${bold('api_key=')}, ${bold('password=')} and a ${bold('proxy=')} URL with a password, since ${bold('/etc/fstab')} and command lines are readable by every user.`
+      + roff` They go in the config file of the user the mount runs as (${bold('transferfs config set api-key -')} run as that user) or in its environment (${bold('TRANSFERFS_API_KEY')}).`),
     item(bold('defaults, auto, noauto, user, users, nofail, _netdev, rw, ro, x-*, comment=*'), roff`The options of ${page('mount', 8)} itself, left to it.`),
     paragraph(roff`The helper run with ${bold('-f')} prints the command it would run instead of running it.`),
   ].join('\n')

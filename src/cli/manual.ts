@@ -10,7 +10,7 @@ import { envName, flagName, SETTINGS, type SettingSpec } from '../config/index.j
 import { description, environment, exitStatus, files, mounting, seeAlso } from './manual-text.js'
 import { examplesOf } from './output/examples.js'
 import { buildProgram } from './program.js'
-import { bold, escape, example, italic, item, paragraph, request, roff, term, text } from './roff.js'
+import { bold, escape, example, italic, item, page, paragraph, request, roff, term, text } from './roff.js'
 
 export interface ManPageOptions {
   /** The date in the page's header (YYYY-MM-DD); by default from SOURCE_DATE_EPOCH, else none. */
@@ -82,6 +82,13 @@ function settings(program: Command): string {
     roff`durations ms or ${bold('s')}, ${bold('m')}, ${bold('h')}; on/off settings take ${bold('yes')} or ${bold('no')} (the flag of one that is off by default`,
     roff`is a switch). A setting that is not set by default uses the account's own default (days, notify, confirmation) or none.`,
   )
+  const secrets = paragraph(
+    roff`Secrets (${bold('apiKey')}, ${bold('password')}, a ${bold('proxy')} URL with a password) do not belong on a command line: every user`,
+    roff`of the computer can read a process's arguments (${page('ps', 1)}, ${bold('/proc/')}${italic('pid')}${bold('/cmdline')}). Give them with`,
+    roff`${bold('transferfs config set')} ${italic('key')} ${bold('-')} (which reads the value from standard input into the config file), the ${bold('TRANSFERFS_*')}`,
+    roff`variable or the config file. One given as a flag anyway is taken off the process's arguments as soon as transferfs starts, with a`,
+    roff`warning (it was readable until then); a background mount hands it to its daemon in the environment, never as an argument.`,
+  )
   const entries = SETTINGS.map((s) => {
     const option = settingOption(program, s)
     const flag = option ? help.optionTerm(option) : flagName(s.key)
@@ -91,7 +98,7 @@ function settings(program: Command): string {
     // .br first: a key narrower than the indent would otherwise share its line with the flag.
     return item(bold(s.key), ['.br', `${term(flag)}, ${bold(envName(s.key))}`, '.br', text(notes ? `${said} ${notes}` : said)].join('\n'))
   })
-  return [intro, ...entries].join('\n')
+  return [intro, secrets, ...entries].join('\n')
 }
 
 export function manPage(program: Command, opts: ManPageOptions = {}): string {

@@ -22,6 +22,7 @@ import { commonFlags, ctrlC, withClient, type CommonOptions } from './output/com
 import { action, hintFor } from './output/errors.js'
 import { CliError, exitCodeOf, UsageError } from './output/exit-codes.js'
 import { formatBytes } from '../base/format-bytes.js'
+import { plainText } from '../base/shown-text.js'
 import { writeJson } from './output/json.js'
 import { startProgress } from './output/progress.js'
 import { createOwnerOnly } from '../config/owner-only.js'
@@ -176,7 +177,8 @@ export function register(program: Command): void {
       }
       progress.stop(`sent ${files.length} file${files.length === 1 ? '' : 's'} (${formatBytes(total)}) as transfer ${transfer.id}` +
         (opts.to.length ? `; e-mailed to ${opts.to.join(', ')}` : ''))
-      process.stdout.write(`${transfer.url}\n`)
+      // The service's link, one line for scripts whatever it holds.
+      process.stdout.write(`${plainText(transfer.url)}\n`)
     })
   }))
 }

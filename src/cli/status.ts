@@ -11,6 +11,7 @@ import { addSettingFlags } from './compose.js'
 import { writeJson } from './output/json.js'
 import { isLive, readStatusFile, STATUS_WRITE_INTERVAL_MS, type StatusFileContent } from '../send/status-file.js'
 import { formatBytes } from '../base/format-bytes.js'
+import { plainText } from '../base/shown-text.js'
 import { renderStatusText, serviceLine, type KeepStatusEntry, type SendStatusEntry } from '../send/status.js'
 
 interface StatusOptions extends Record<string, unknown> {
@@ -32,12 +33,14 @@ function keepBar(k: KeepStatusEntry): BarEntry {
   return { name: `keep ${k.name}`, state: k.state, bytesSent: k.bytesCached, bytesTotal: k.bytesTotal, rate: k.rate, eta: k.eta, note: k.note, lastError: null }
 }
 
+/** A bar's fields; the name, the note and the error as plain text, so a bar stays one line. */
 function barLabel(e: BarEntry): Record<string, string> {
   const rate = e.rate !== null ? `${formatBytes(Math.round(e.rate))}/s` : '-'
   const eta = e.eta !== null ? `${e.eta} s` : '-'
-  const note = e.lastError ? `error: ${e.lastError}` : (e.note ?? '')
+  const note = plainText(e.lastError ? `error: ${e.lastError}` : (e.note ?? ''))
+  const name = plainText(e.name)
   return {
-    name: e.name.length > 40 ? `…${e.name.slice(-39)}` : e.name.padEnd(40),
+    name: name.length > 40 ? `…${name.slice(-39)}` : name.padEnd(40),
     state: e.state.padEnd(8),
     sent: formatBytes(e.bytesSent),
     size: formatBytes(e.bytesTotal),
@@ -103,7 +106,7 @@ export function register(program: Command): void {
       return
     }
     const service = serviceLine(s.service)
-    if (service) process.stdout.write(service + '\n')
+    if (service) process.stdout.write(plainText(service) + '\n')
     if (s.keep) {
       const { keptBytes, otherBytes, budgetBytes } = s.keep.cache
       process.stdout.write(`cache: ${formatBytes(keptBytes)} pinned, ${formatBytes(otherBytes)} other, budget ${formatBytes(budgetBytes)}\n`)

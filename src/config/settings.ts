@@ -1,7 +1,7 @@
 // Every setting of transferfs in one place (rclone's options struct): its default,
 // its unit, its flag and its environment variable. Resolution order, highest first:
 // command-line flags > TRANSFERFS_* environment > config file > defaults.
-import { proxyForDisplay } from '../api/proxy.js'
+import { proxyForDisplay, proxyHasPassword } from '../api/proxy.js'
 import { DEFAULT_READ_OPTIONS, type ReadOptions } from '../read/options.js'
 import { DEFAULT_SEND_OPTIONS, type SendOptions } from '../send/options.js'
 import { VFS_DEFAULTS, type VfsSettings } from '../vfs/settings.js'
@@ -111,6 +111,8 @@ export interface SettingSpec {
   secret?: boolean
   /** How a value with a secret part (a password in a URL) is shown instead. */
   redact?: (value: string) => string
+  /** Whether a value holds a secret part (credentials in a URL), for a setting that is not all secret. */
+  holdsSecret?: (value: string) => boolean
   /**
    * The module whose option of the same name this setting is (its default is that
    * module's own); the command line builds the module's options from these rows.
@@ -127,11 +129,18 @@ type TargetsOf<K extends SettingKey> = {
   [T in SettingTarget]: K extends keyof TargetOptions[T] ? (Settings[K] extends TargetOptions[T][K] ? T : never) : never
 }[SettingTarget]
 
-function spec<K extends SettingKey>(key: K, kind: Kind, def: Settings[K], unit: string, description: string, more: { secret?: boolean; redact?: (value: string) => string; feeds?: TargetsOf<K> } = {}): SettingSpec {
+function spec<K extends SettingKey>(key: K, kind: Kind, def: Settings[K], unit: string, description: string,
+  more: { secret?: boolean; redact?: (value: string) => string; holdsSecret?: (value: string) => boolean; feeds?: TargetsOf<K> } = {}): SettingSpec {
   return {
     key, kind, nullable: def === null, default: def, unit, description, secret: more.secret ?? false,
-    ...(more.redact ? { redact: more.redact } : {}), ...(more.feeds ? { feeds: more.feeds } : {}),
+    ...(more.redact ? { redact: more.redact } : {}), ...(more.holdsSecret ? { holdsSecret: more.holdsSecret } : {}),
+    ...(more.feeds ? { feeds: more.feeds } : {}),
   }
+}
+
+/** Whether `value` of `s` is, or holds, a secret: never on a command line, never shown whole. */
+export function holdsSecret(s: SettingSpec, value: string): boolean {
+  return Boolean(s.secret) || (s.holdsSecret?.(value) ?? false)
 }
 
 /** The table of all settings; flags and env names derive from the key (apiUrl → --api-url, TRANSFERFS_API_URL). */
@@ -139,7 +148,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec('apiUrl', 'string', null, 'URL', 'base URL of the Transfer Service API'),
   spec('apiKey', 'string', null, '', 'API key (x-api-key)', { secret: true }),
   spec('ca', 'string', null, 'path', 'PEM file of certificate authorities to trust besides the system\'s and Node\'s own'),
-  spec('proxy', 'string', null, 'URL', 'HTTP proxy of every connection, http://[user:password@]host:port (direct: none), over HTTPS_PROXY and HTTP_PROXY; NO_PROXY still applies', { redact: proxyForDisplay }),
+  spec('proxy', 'string', null, 'URL', 'HTTP proxy of every connection, http://[user:password@]host:port (direct: none), over HTTPS_PROXY and HTTP_PROXY; NO_PROXY still applies', { redact: proxyForDisplay, holdsSecret: proxyHasPassword }),
   spec('allowOther', 'bool', false, '', 'let other users reach the mount: they read what its modes allow and write nothing of the account\'s'),
   spec('chunkSize', 'bytes', DEFAULT_READ_OPTIONS.chunkSize, 'bytes', 'size of one ranged fetch and cache entry', { feeds: 'read' }),
   spec('memoryCacheBytes', 'bytes', DEFAULT_READ_OPTIONS.memoryCacheBytes, 'bytes', 'memory for read buffers: cached blocks, pieces being fetched and hashed, blocks waiting for the disk cache', { feeds: 'read' }),

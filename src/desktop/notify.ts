@@ -6,11 +6,14 @@ import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import type { Transfer } from '../api/types.js'
+import { markupText, plainText } from '../base/shown-text.js'
 import type { Logger } from '../fuse/log.js'
 
+/** What a notification says, as the texts themselves: notifySendArgs makes them safe to show. */
 export interface Notification {
   summary: string
-  body: string
+  /** The body's lines, each one text (a sender's subject may hold a newline of its own). */
+  lines: string[]
 }
 
 /** Arrivals told one by one at most; more at once become one notification. */
@@ -29,7 +32,7 @@ export function arrivalNotification(transfer: Transfer, folderPath: string, size
   const files = transfer.numberoffiles ?? transfer.files?.length ?? 0
   return {
     summary: `New transfer from ${from}`,
-    body: `${subject}\n${files} file${files === 1 ? '' : 's'}, ${size(transfer.size ?? 0)}\n${folderPath}`,
+    lines: [subject, `${files} file${files === 1 ? '' : 's'}, ${size(transfer.size ?? 0)}`, folderPath],
   }
 }
 
@@ -37,22 +40,31 @@ export function arrivalNotification(transfer: Transfer, folderPath: string, size
 export function arrivalsNotification(transfers: Transfer[], inboxPath: string, size: SizeFormat): Notification[] {
   if (transfers.length <= MAX_SEPARATE) return []
   const total = transfers.reduce((n, t) => n + (t.size ?? 0), 0)
-  return [{ summary: `${transfers.length} new transfers`, body: `${size(total)} in all\n${inboxPath}` }]
+  return [{ summary: `${transfers.length} new transfers`, lines: [`${size(total)} in all`, inboxPath] }]
 }
 
 /** A send finished: its link, and where it is on the mount. */
 export function sentNotification(subject: string, url: string, folderPath: string | null): Notification {
-  return { summary: `Sent: ${subject || '(no subject)'}`, body: folderPath ? `${url}\n${folderPath}` : url }
+  return { summary: `Sent: ${subject || '(no subject)'}`, lines: folderPath ? [url, folderPath] : [url] }
 }
 
 /** A pin's files are all on this machine: where it is on the mount. */
 export function keptNotification(label: string, folderPath: string): Notification {
-  return { summary: `Kept on this computer: ${label.slice(label.lastIndexOf('/') + 1) || label}`, body: `${folderPath}\nreadable offline` }
+  return { summary: `Kept on this computer: ${label.slice(label.lastIndexOf('/') + 1) || label}`, lines: [folderPath, 'readable offline'] }
 }
 
-/** The notify-send command line of a notification. */
+/**
+ * The notify-send command line of a notification. Its texts quote senders: the summary as
+ * plain text, each line of the body as markup text too (the notification spec lets a daemon
+ * read the body as markup), so only the lines the notification is made of are lines.
+ */
 export function notifySendArgs(n: Notification): string[] {
-  return [`--app-name=${APP_NAME}`, '--icon=folder-download', '--', n.summary, n.body]
+  return [`--app-name=${APP_NAME}`, '--icon=folder-download', '--', plainText(n.summary), notificationBody(n)]
+}
+
+/** The body notify-send is given: each line as markup text, one under the other. */
+function notificationBody(n: Notification): string {
+  return n.lines.map(markupText).join('\n')
 }
 
 /** A session bus to send notifications on: the address in the environment, or the usual socket. */

@@ -28,15 +28,19 @@ export interface SeedShape {
   fileSize: number | null
 }
 
-/** Seeds `count` complete transfers shaped by `shape`, received by `to` (newest = the last one). */
+/**
+ * Seeds `count` complete transfers shaped by `shape`, received by `to` (newest = the last one),
+ * sent by `from` (by default sender0..2@example.com in turn). The service takes a sender's
+ * text as given: `from`, like the subject, may hold anything, control characters too.
+ */
 export async function seedInbox(ctx: ServiceContext, to: string, count: number, subjectPrefix: string, portalId: string | null,
-  shape: SeedShape = { files: 1, fileSize: null }): Promise<string[]> {
+  shape: SeedShape = { files: 1, fileSize: null }, from: string | null = null): Promise<string[]> {
   const ids: string[] = []
   const now = ctx.clock.now()
   for (let i = 0; i < count; i++) {
     const sentdate = now - (count - i) * 1000
     const transfer = await ctx.store.createTransfer({
-      to: [to], senderId: null, from: `sender${i % 3}@example.com`, subject: `${subjectPrefix} ${i + 1}`,
+      to: [to], senderId: null, from: from ?? `sender${i % 3}@example.com`, subject: `${subjectPrefix} ${i + 1}`,
       message: `Seeded transfer number ${i + 1}`, password: null, confirmation: false, notify: false,
       days: 30, permanent: false, sentdate, expiredate: sentdate + 30 * DAY, status: 'STATUS_COMPLETE',
       transfersize: null, source: 'seed', companyid: null, fileRequestId: null, fileRequestShareId: null,
@@ -107,7 +111,8 @@ export async function handleControl(ctx: ServiceContext, req: IncomingMessage, u
     if (!Number.isInteger(files) || (files as number) < 1) throw invalid('files', 'files must be an integer >= 1')
     const fileSize = body.fileSize ?? null
     if (fileSize !== null && (!Number.isInteger(fileSize) || (fileSize as number) < 0)) throw invalid('fileSize', 'fileSize must be an integer >= 0')
-    return json({ transferids: await seedInbox(ctx, body.to, body.count as number, prefix, portalId, { files: files as number, fileSize: fileSize as number | null }) })
+    if (body.from !== undefined && typeof body.from !== 'string') throw invalid('from', 'from must be a string')
+    return json({ transferids: await seedInbox(ctx, body.to, body.count as number, prefix, portalId, { files: files as number, fileSize: fileSize as number | null }, body.from ?? null) })
   }
   if (method === 'POST' && (m = /^\/portals\/([^/]+)$/.exec(path))) {
     const portalId = decodeURIComponent(m[1]!)

@@ -1,6 +1,7 @@
 // What is being sent, how far, and what failed: a snapshot for `.status` (text) and
 // `transferfs status` (JSON). Never holds a secret (no keys, no password).
 import { formatBytes } from '../base/format-bytes.js'
+import { plainText } from '../base/shown-text.js'
 import type { Entry, FinishedSend } from './entry.js'
 
 export type SendState = 'queued' | 'settling' | 'waiting' | 'sending' | 'done' | 'failed'
@@ -116,7 +117,11 @@ function formatDuration(s: number): string {
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`
 }
 
-/** The text of `.status`: one block per entry, plain enough to grep. */
+/**
+ * The text of `.status` and of `transferfs status`: one block per entry, plain enough to
+ * grep. Names, notes and the service's errors are each line's plain text (base/shown-text.ts),
+ * so a name with a newline in it is still one line.
+ */
 export function renderStatusText(status: SendStatus): string {
   const count = (s: SendState): number => status.entries.filter((e) => e.state === s).length
   const service = serviceLine(status.service)
@@ -138,7 +143,7 @@ export function renderStatusText(status: SendStatus): string {
     if (e.lastError) lines.push(`         error: ${e.lastError}`)
   }
   if (status.keep) lines.push(...keepLines(status.keep))
-  return lines.join('\n') + '\n'
+  return lines.map(plainText).join('\n') + '\n'
 }
 
 /** The kept-offline block of `.status`: the cache's use, then one line per pin. */

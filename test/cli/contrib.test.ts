@@ -27,6 +27,26 @@ describe('mount.transferfs', () => {
     else expect(r.stdout).toBe("'/x/transferfs' mount '/mnt/t'\n")
   })
 
+  it('refuses secrets in mount options (api_key=, password=, a proxy= URL with a password) and says where they go', async () => {
+    for (const [option, key, variable] of [
+      ['api_key=k-123', 'api-key', 'TRANSFERFS_API_KEY'], ['api-key=k-123', 'api-key', 'TRANSFERFS_API_KEY'],
+      ['password=tr-pw', 'password', 'TRANSFERFS_PASSWORD'],
+      ['proxy=http://ann:pw-9@proxy.example:3128', 'proxy', 'TRANSFERFS_PROXY'], ['proxy=ann:pw-9@proxy.example:3128', 'proxy', 'TRANSFERFS_PROXY'],
+    ] as const) {
+      const r = await run(HELPER, ['transferfs', '/mnt/t', '-f', '-o', `_netdev,${option},chunk_size=16M`])
+      expect(r.code, option).toBe(1)
+      expect(r.stdout, option).toBe('')
+      expect(r.stderr, option).toContain('readable by every user')
+      expect(r.stderr, option).toContain(`transferfs config set ${key} -`)
+      expect(r.stderr, option).toContain(variable)
+      expect(r.stderr, option).not.toMatch(/k-123|tr-pw|pw-9/)
+    }
+    // A proxy without a password is no secret: it is passed on.
+    const r = await run(HELPER, ['transferfs', '/mnt/t', '-f', '-o', 'proxy=http://ann@proxy.example:3128,bin=/x/transferfs'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout.trim()).toBe("'/x/transferfs' mount '/mnt/t' --proxy 'http://ann@proxy.example:3128'")
+  })
+
   it('a call without a folder is a usage error', async () => {
     const r = await run(HELPER, ['transferfs'])
     expect(r.code).toBe(2)

@@ -184,6 +184,9 @@ describe('the page as a whole', () => {
     expectIn(part('FILES'), '/sbin/mount.transferfs', 'FILES')
     expectIn(part('MOUNTING AT LOGIN'), 'systemctl --user enable --now transferfs@$(systemd-escape ~/Transfers)', 'MOUNTING AT LOGIN')
     expectIn(part('At boot: /etc/fstab'), 'transferfs  /home/alice/Transfers  transferfs  setuid=alice,_netdev,nofail  0  0', '/etc/fstab')
+    expectIn(part('At boot: /etc/fstab'), 'Secrets are refused: api_key=, password= and a proxy= URL with a password', '/etc/fstab')
+    expectIn(part('SETTINGS'), 'Secrets (apiKey, password, a proxy URL with a password) do not belong on a command line', 'SETTINGS')
+    expectIn(part('SETTINGS'), 'transferfs config set key -', 'SETTINGS')
   })
 
   it('has every exit code with its meaning', () => {

@@ -7,7 +7,7 @@ import { spansOf } from '../../src/base/chunk-grid.js'
 import { EXIT, exitCodeOf, UsageError } from '../../src/cli/output/exit-codes.js'
 import { parseSince } from '../../src/cli/output/format.js'
 import { colorEnabled, makeStyle } from '../../src/cli/output/style.js'
-import { renderTable } from '../../src/cli/output/table.js'
+import { renderFields, renderTable } from '../../src/cli/output/table.js'
 import { fileValue, findSetting } from '../../src/cli/config.js'
 
 describe('colours', () => {
@@ -44,10 +44,15 @@ describe('tables', () => {
     expect(lines[2]).toContain('…')
   })
 
-  it('keeps control characters from the service out of the rows', () => {
+  it('keeps control characters from the service out of the rows, shown as escapes', () => {
     const out = renderTable([{ header: 'S', value: (r: string) => r }], ['evil\nrow\u001b[2J'], style)
     expect(out.split('\n')).toHaveLength(3)
     expect(out).not.toContain('\u001b')
+    expect(out).toContain('evil\\nrow\\x1b[2J')
+  })
+
+  it('shows a field\'s value as text: one line, the escape sequence spelled out', () => {
+    expect(renderFields([['Subject', 'Hi\u001b]0;owned\u0007\nForged: yes']], style)).toBe('Subject: Hi\\x1b]0;owned\\x07\\nForged: yes\n')
   })
 })
 

@@ -98,8 +98,23 @@ describe('notifications', () => {
     const t = makeTransfer({ id: 'x1', subject: 'Plans', from: 'ann@example.com', size: 2048, numberoffiles: 2 })
     const n = arrivalNotification(t, '/home/a/T/inbox/2026-11-20 Plans (x1)', (b) => `${b} B`)
     expect(n.summary).toBe('New transfer from ann@example.com')
-    expect(n.body).toBe('Plans\n2 files, 2048 B\n/home/a/T/inbox/2026-11-20 Plans (x1)')
-    expect(notifySendArgs(n)).toEqual(['--app-name=transferfs', '--icon=folder-download', '--', n.summary, n.body])
-    expect(sentNotification('Plans', 'https://x/d/1', '/m/sent/P')).toEqual({ summary: 'Sent: Plans', body: 'https://x/d/1\n/m/sent/P' })
+    expect(n.lines).toEqual(['Plans', '2 files, 2048 B', '/home/a/T/inbox/2026-11-20 Plans (x1)'])
+    expect(notifySendArgs(n)).toEqual(['--app-name=transferfs', '--icon=folder-download', '--', n.summary,
+      'Plans\n2 files, 2048 B\n/home/a/T/inbox/2026-11-20 Plans (x1)'])
+    expect(sentNotification('Plans', 'https://x/d/1', '/m/sent/P')).toEqual({ summary: 'Sent: Plans', lines: ['https://x/d/1', '/m/sent/P'] })
+  })
+
+  it('a sender\'s text is shown as text: no markup, no escape sequence, no line of its own', () => {
+    const t = makeTransfer({
+      id: 'x2', subject: '<b>Pay</b> & <a href="https://evil.example/">now</a>\x1b]0;owned\x07\nforged line',
+      from: 'mallory\x1b[2J@example.com\nNew transfer from boss@example.com', size: 1, numberoffiles: 1,
+    })
+    const [summary, body] = notifySendArgs(arrivalNotification(t, '/m/inbox/x2 <i>', (b) => `${b} B`)).slice(3)
+    expect(summary).toBe('New transfer from mallory\\x1b[2J@example.com\\nNew transfer from boss@example.com')
+    expect(body!.split('\n')).toEqual([
+      '&lt;b&gt;Pay&lt;/b&gt; &amp; &lt;a href="https://evil.example/"&gt;now&lt;/a&gt;\\x1b]0;owned\\x07\\nforged line',
+      '1 file, 1 B',
+      '/m/inbox/x2 &lt;i&gt;',
+    ])
   })
 })

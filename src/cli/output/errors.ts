@@ -4,6 +4,7 @@
 import type { Command } from 'commander'
 import { ERROR_CODE, errorCodeOf, ProxyError } from '../../api/errors.js'
 import { isUntrustedCertificate } from '../../api/failure.js'
+import { plainText } from '../../base/shown-text.js'
 import { CliError, EXIT, exitCodeOf, isAbort } from './exit-codes.js'
 import { styleFor } from './style.js'
 
@@ -47,9 +48,10 @@ export function messageOf(err: unknown): string {
   return String(err)
 }
 
+/** What went wrong as one line: a message quotes names and the service's words, shown as plain text. */
 export function reportError(err: unknown, stream: NodeJS.WriteStream = process.stderr): void {
   const style = styleFor(stream)
-  stream.write(`${style.red('transferfs:')} ${messageOf(err)}\n`)
+  stream.write(`${style.red('transferfs:')} ${plainText(messageOf(err))}\n`)
   const hint = hintFor(err)
   if (hint) stream.write(`${style.dim('hint:')} ${hint}\n`)
 }

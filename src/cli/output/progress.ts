@@ -1,7 +1,9 @@
 // A progress bar on stderr, only on a terminal (cli-progress); elsewhere (pipes, CI,
-// tests, --json) nothing, so logs stay clean.
+// tests, --json) nothing, so logs stay clean. Labels and lines name files a sender named:
+// each is written as plain text (base/shown-text.ts), so none can move the cursor.
 import cliProgress from 'cli-progress'
 import { formatBytes } from '../../base/format-bytes.js'
+import { plainText } from '../../base/shown-text.js'
 
 export interface Progress {
   /** Total bytes expected (may grow as work is discovered). */
@@ -27,11 +29,24 @@ const silent = (stream: NodeJS.WriteStream, quiet: boolean): Progress => ({
 
 export function startProgress(opts: { title: string; total: number; quiet?: boolean; stream?: NodeJS.WriteStream }): Progress {
   const stream = opts.stream ?? process.stderr
-  if (!stream.isTTY || opts.quiet) return silent(stream, opts.quiet ?? false)
+  return shownAsText(stream.isTTY && !opts.quiet ? progressBar(stream, opts.title, opts.total) : silent(stream, opts.quiet ?? false))
+}
+
+/** `p` with every label, line and message it is given written as plain text. */
+function shownAsText(p: Progress): Progress {
+  return {
+    setTotal: (total) => p.setTotal(total),
+    update: (done, label) => p.update(done, label === undefined ? undefined : plainText(label)),
+    stop: (message) => p.stop(message === undefined ? undefined : plainText(message)),
+    log: (line) => p.log(plainText(line)),
+  }
+}
+
+function progressBar(stream: NodeJS.WriteStream, title: string, initialTotal: number): Progress {
   const bar = new cliProgress.SingleBar(
     {
       stream,
-      format: `${opts.title} [{bar}] {percentage}% | {done} of {size} | {speed} | ETA {eta_formatted} | {label}`,
+      format: `${title} [{bar}] {percentage}% | {done} of {size} | {speed} | ETA {eta_formatted} | {label}`,
       barsize: 24,
       hideCursor: true,
       clearOnComplete: true,
@@ -41,7 +56,7 @@ export function startProgress(opts: { title: string; total: number; quiet?: bool
     cliProgress.Presets.shades_classic,
   )
   const started = Date.now()
-  let total = opts.total
+  let total = initialTotal
   const payload = (done: number, label: string) => {
     const seconds = Math.max(0.001, (Date.now() - started) / 1000)
     return { done: formatBytes(done), size: formatBytes(total), speed: `${formatBytes(Math.round(done / seconds))}/s`, label }

@@ -1,6 +1,7 @@
 // Plain text tables the way gh and rclone print them: a header, columns padded with
 // two spaces, no borders, so `grep`, `awk` and `cut` still work on the rows. A column
 // marked `shrink` is cut (with "…") when the table is wider than the terminal.
+import { plainText } from '../../base/shown-text.js'
 import { visibleLength, type Style } from './style.js'
 
 export interface Column<Row> {
@@ -10,11 +11,6 @@ export interface Column<Row> {
   /** May be shortened to fit the terminal width. */
   shrink?: boolean
   color?: (text: string, row: Row) => string
-}
-
-/** Control characters from the service's strings must not move the cursor or end a row. */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
 }
 
 function cut(text: string, width: number): string {
@@ -36,8 +32,12 @@ const GAP = '  '
 /** Narrowest a shrinking column gets. */
 const MIN_SHRUNK = 8
 
+/**
+ * The table of `rows`. Every cell is the service's or a sender's text as plain text
+ * (base/shown-text.ts): a control character in it must not move the cursor or end a row.
+ */
 export function renderTable<Row>(columns: readonly Column<Row>[], rows: readonly Row[], style: Style, maxWidth?: number): string {
-  const cells = rows.map((r) => columns.map((c) => printable(c.value(r))))
+  const cells = rows.map((r) => columns.map((c) => plainText(c.value(r))))
   const widths = columns.map((c, i) => Math.max(visibleLength(c.header), ...cells.map((row) => visibleLength(row[i]!))))
   if (maxWidth && maxWidth > 0) {
     let total = widths.reduce((s, w) => s + w, 0) + GAP.length * (columns.length - 1)
@@ -61,8 +61,8 @@ export function renderTable<Row>(columns: readonly Column<Row>[], rows: readonly
   return lines.join('\n') + '\n'
 }
 
-/** "Key: value" lines with the keys aligned. */
+/** "Key: value" lines with the keys aligned; each value as plain text, as a table's cells. */
 export function renderFields(fields: ReadonlyArray<[string, string]>, style: Style): string {
   const width = Math.max(0, ...fields.map(([k]) => visibleLength(k)))
-  return fields.map(([k, v]) => `${style.bold(pad(k + ':', width + 1, 'left'))} ${printable(v)}`).join('\n') + '\n'
+  return fields.map(([k, v]) => `${style.bold(pad(k + ':', width + 1, 'left'))} ${plainText(v)}`).join('\n') + '\n'
 }
