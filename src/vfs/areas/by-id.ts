@@ -6,6 +6,7 @@ export function byIdArea(view: TransferView): TransferArea {
   const { store } = view
   return new TransferArea(view, {
     path: 'by-id',
+    ownerLookups: true,
     names: async () => [],
     find: async (name, probe) => (probe ? store.peekById(name) : await store.byId(name)) ?? undefined,
   })

@@ -16,7 +16,7 @@ export class SearchArea implements Area {
   private readonly top: TransferArea
 
   constructor(private readonly view: TransferView) {
-    this.top = new TransferArea(view, { path: 'search', names: async () => view.store.searchNames(), find: async () => undefined })
+    this.top = new TransferArea(view, { path: 'search', ownerLookups: true, names: async () => view.store.searchNames(), find: async () => undefined })
   }
 
   async getattr(names: Names): Promise<NodeAttr> {
