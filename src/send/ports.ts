@@ -55,7 +55,7 @@ export interface SentRecord {
    */
   transferurl?: string
   transferkey?: string
-  /** Which of group and other could read each file in the outbox (sent-access.ts); absent in old records and `transferfs send`'s. */
+  /** Which of group and other could read each file in the outbox (sent-access.ts); absent in old records. */
   readers?: Record<string, number>
 }
 

@@ -36,7 +36,10 @@ beforeAll(async () => {
   account = await useAccount(service, { TRANSFERFS_ALLOW_OTHER: 'true', TRANSFERFS_SETTLE_MS: '10m', TRANSFERFS_UPLOAD_WHILE_COPYING: 'false' })
   await chmod(account.home, 0o755) // the other user must reach the mount point
   await login(service)
-  const src = path.join(await tempDir(), 'owner.txt')
+  // Sent from a folder others may read: sent/ shows it to whom could read it here.
+  const srcDir = await tempDir()
+  await chmod(srcDir, 0o755)
+  const src = path.join(srcDir, 'owner.txt')
   await writeFile(src, 'the owner sent this\n')
   const sent = await cli(['send', src, '--to', 'bob@example.org', '--subject', 'Owner sent', '--json'])
   if (sent.code !== 0) throw new Error(`transferfs send: ${sent.stderr}`)

@@ -1,6 +1,9 @@
+import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { JournalFile } from '../../src/send/journal.js'
-import { entryReaders, shownPerm } from '../../src/send/sent-access.js'
+import { entryReaders, localReaders, shownPerm } from '../../src/send/sent-access.js'
 
 const file = (name: string, rel: string): JournalFile => ({ name, rel, size: 1, md5: '' })
 
@@ -23,5 +26,21 @@ describe('an outbox entry\'s readers, taken when its send\'s files are fixed', (
 
   it('a path without a mode of its own shows its kind\'s default', () => {
     expect([shownPerm(undefined, 'dir'), shownPerm(undefined, 'file'), shownPerm(undefined, 'link'), shownPerm(0o600, 'file')]).toEqual([0o755, 0o644, 0o777, 0o600])
+  })
+})
+
+describe('files sent straight from the disk (transferfs send)', () => {
+  it('each file\'s readers, through every folder above it up to the root', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'transferfs-readers-'))
+    await chmod(root, 0o755)
+    await mkdir(path.join(root, 'closed'), { mode: 0o700 })
+    const put = async (rel: string, mode: number): Promise<{ name: string; path: string }> => {
+      await writeFile(path.join(root, rel), 'x')
+      await chmod(path.join(root, rel), mode)
+      return { name: rel, path: path.join(root, rel) }
+    }
+    const files = [await put('open.txt', 0o644), await put('mine.txt', 0o600), await put('closed/in.txt', 0o644)]
+    // The temporary folder's own parents (/tmp is 1777) let everyone search through.
+    expect(await localReaders(files)).toEqual({ 'open.txt': 0o044, 'mine.txt': 0, 'closed/in.txt': 0 })
   })
 })
