@@ -56,6 +56,14 @@ describe('a password-protected transfer', () => {
     expect((await fs.getxattr(`${dir}/photo.JPG`, 'user.xdg.origin.url')).toString()).toBe('https://files.test/d/p1')
   })
 
+  it('is the owner\'s alone when known only as locked (sent from elsewhere, its password not given)', async () => {
+    const { catalog, fs } = setup()
+    catalog.add(withTokens('p3', { passwordprotected: true }), 'sent', 'pw3')
+    const [name] = await fs.readdir('/sent')
+    expect(await fs.readdir(`/sent/${name}`)).toEqual(['.transfer.json', '.password'])
+    expect([await perm(fs, `/sent/${name}`), await perm(fs, `/sent/${name}/.transfer.json`)]).toEqual([0o700, 0o400])
+  })
+
   it('while one without a password is everyone\'s to read, as before', async () => {
     const { catalog, fs } = setup()
     catalog.add(withTokens('o1'))

@@ -304,7 +304,9 @@ export class TransferArea implements Area {
   private readersOf(node: Node): number {
     if (node.kind === 'listing') return EVERYONE
     const transfer = transferOf(node)
+    // A locked one is known by that alone when no listing described it (by-id/, a sent one).
     if (node.entry.summary?.passwordprotected || transfer?.passwordprotected) return OWNER_ONLY
+    if (this.view.store.peekContents(node.entry)?.state === 'locked') return OWNER_ONLY
     if (node.entry.place !== 'sent') return EVERYONE
     const sent = this.view.store.sentReaders(transfer?.id ?? node.entry.ref.token)
     if (!sent) return EVERYONE
