@@ -14,6 +14,7 @@ import { spanLength } from '../base/chunk-grid.js'
 import { newTransferRequest, splitRecipients } from '../send/rules.js'
 import { sendTransfer } from '../send/transfer-steps.js'
 import { FileSentLog, sentRecordOf } from '../send/sent-log.js'
+import { localReaders } from '../send/sent-access.js'
 import { ServiceSender } from '../send/service-sender.js'
 import { md5OfFile } from '../base/file-hash-pool.js'
 import { takeSnapshot } from '../send/snapshot.js'
@@ -114,6 +115,8 @@ export function register(program: Command): void {
     // It writes into the data folder (the sent log); the files it reads are the user's.
     createOwnerOnly()
     const { files, subject: defaultSubject } = await collectFiles(paths)
+    // Taken before the send, as the outbox takes them: sent/ shows each file to whom could read it here.
+    const readers = await localReaders(files)
     // Flags win over TRANSFERFS_MESSAGE / _DAYS / _NOTIFY / ... and the config file, like every setting.
     await withClient(opts, true, async ({ client, loaded }) => {
       const subject = opts.subject ?? defaultSubject
@@ -151,7 +154,7 @@ export function register(program: Command): void {
           // Recorded before the forward, so that a mount lists it under sent/ even when the forward fails.
           completed: async (t, done) => {
             got.transfer = done
-            await sentLog.record(sentRecordOf(t, { subject, recipients: opts.to, files, sentAt: Date.now(), url: done.url ?? null }))
+            await sentLog.record(sentRecordOf(t, { subject, recipients: opts.to, files, sentAt: Date.now(), url: done.url ?? null, readers }))
             return true
           },
         })

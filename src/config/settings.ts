@@ -149,7 +149,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec('apiKey', 'string', null, '', 'API key (x-api-key)', { secret: true }),
   spec('ca', 'string', null, 'path', 'PEM file of certificate authorities to trust besides the system\'s and Node\'s own'),
   spec('proxy', 'string', null, 'URL', 'HTTP proxy of every connection, http://[user:password@]host:port (direct: none), over HTTPS_PROXY and HTTP_PROXY; NO_PROXY still applies', { redact: proxyForDisplay, holdsSecret: proxyHasPassword }),
-  spec('allowOther', 'bool', false, '', 'let other users reach the mount: they read what its modes allow and write nothing of the account\'s'),
+  spec('allowOther', 'bool', false, '', 'let other users reach the mount: they read received files without a password and sent files as their outbox modes allowed, search nothing and write nothing of the account\'s'),
   spec('chunkSize', 'bytes', DEFAULT_READ_OPTIONS.chunkSize, 'bytes', 'size of one ranged fetch and cache entry', { feeds: 'read' }),
   spec('memoryCacheBytes', 'bytes', DEFAULT_READ_OPTIONS.memoryCacheBytes, 'bytes', 'memory for read buffers: cached blocks, pieces being fetched and hashed, blocks waiting for the disk cache', { feeds: 'read' }),
   spec('diskCacheBytes', 'bytes', DEFAULT_READ_OPTIONS.diskCacheBytes, 'bytes', 'disk chunk cache size', { feeds: 'read' }),

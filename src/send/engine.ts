@@ -201,7 +201,7 @@ export class SendEngine implements SendHost {
   async recordSent(j: JournalRecord): Promise<void> {
     if (!j.transfer || (await this.d.sentLog.has(j.transfer.transferid))) return
     if (this.halted) return
-    await this.d.sentLog.record(sentRecordOf(j.transfer, { subject: j.subject, recipients: j.recipients, files: j.files, sentAt: this.d.clock.now(), url: j.url }))
+    await this.d.sentLog.record(sentRecordOf(j.transfer, { subject: j.subject, recipients: j.recipients, files: j.files, sentAt: this.d.clock.now(), url: j.url, readers: j.readers }))
   }
 
   /** Complete answered: record it, then let the entry leave the outbox unless it changed meanwhile. */

@@ -22,6 +22,8 @@ export interface EngineDeps {
   hasWriters(key: string): boolean
   /** Why a write into the entry failed (its staged bytes may be partial), or null. */
   writeFailure(key: string): string | null
+  /** The permission bits an outbox path shows (the mode its user set, else its kind's default). */
+  permOf(p: string, isDir: boolean): number
   /** The entry left the outbox: forget stored attributes under it. */
   forget(key: string): void
   /** An interrupted entry was changed: its marks of unfinished writes can go. */

@@ -49,6 +49,8 @@ export interface JournalRecord {
    */
   groupsForwarded?: boolean
   url: string | null
+  /** Which of group and other could read each file in the outbox when the files were fixed (sent-access.ts). */
+  readers?: Record<string, number>
   /**
    * Transfers initialized for this entry and then dropped: never completed by us (one whose
    * Complete a crash cut off is asked about first, and dropped only when it is not sent).

@@ -14,6 +14,7 @@ import { OutboxFs } from './outbox-fs.js'
 import type { Sender, SentLog } from './ports.js'
 import { FileSentLog } from './sent-log.js'
 import { AttrStore, diskBytesOf, DiskGuard, freeBytesOf } from './staging.js'
+import { shownPerm } from './sent-access.js'
 import { OutboxTree } from './tree.js'
 import { WriteFailures } from './write-failures.js'
 import { WriterMarks } from './writers.js'
@@ -72,6 +73,7 @@ export async function openOutbox(cfg: OutboxFsConfig): Promise<OutboxFs> {
     options, clock, sender: cfg.sender, sentLog, journal, tree, trashDir: trash,
     isOpen: (key) => handles.isOpen(key),
     hasWriters: (key) => handles.hasWriters(key),
+    permOf: (p, isDir) => shownPerm(attrs.get(p)?.mode, isDir ? 'dir' : 'file'),
     forget: (key) => attrs.drop(key),
     writeFailure: (key) => failures.failureIn(key),
     clearInterrupted: (key) => {

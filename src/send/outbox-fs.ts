@@ -23,6 +23,7 @@ import { toFsError, type AttrStore, type DiskGuard } from './staging.js'
 import type { WriteFailures } from './write-failures.js'
 import { buildStatus, type SendStatus } from './status.js'
 import type { OutboxTree } from './tree.js'
+import { shownPerm } from './sent-access.js'
 
 const ONE_ID = 0xffffffff // chown's "leave unchanged" (-1 as unsigned)
 /** A time the disk keeps in ns, as the seconds utimes takes. */
@@ -170,9 +171,8 @@ export class OutboxFs {
     const stored = this.attrs.get(p)
     const type = st.mode & C.S_IFMT
     const isDir = type === C.S_IFDIR
-    const defaultPerm = isDir ? 0o755 : type === C.S_IFLNK ? 0o777 : 0o644
     return {
-      mode: type | (stored?.mode ?? defaultPerm),
+      mode: type | shownPerm(stored?.mode, isDir ? 'dir' : type === C.S_IFLNK ? 'link' : 'file'),
       size: isDir ? 4096 : st.size,
       mtime: st.mtime,
       atime: st.atime,

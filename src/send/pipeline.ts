@@ -15,6 +15,7 @@ import { confirmedBytes, initializeRequest, isRefusal, journalFits, splitRecipie
 import { sendTransfer, uploadFiles, type FileUpload, type SendStep } from './transfer-steps.js'
 import type { SendHost } from './host.js'
 import { holdsJournaled, sameFiles, takeSnapshot } from './snapshot.js'
+import { entryReaders } from './sent-access.js'
 
 /** bytes: entries up to this size are hashed before their upload starts (~0.1 s here). */
 const HASH_FIRST_BYTES = 64 * 1024 * 1024
@@ -83,6 +84,8 @@ export async function runSend(host: SendHost, e: Entry, gen: number, signal: Abo
   }
   if (j && !j.completed) j.files = snap.files
   if (!j) j = newJournalRecord({ entryKey: e.key, subject: info.subject, recipients: info.recipients, chunkSize: o.uploadChunkSize, files: snap.files })
+  // A completed send's files are fixed: its readers were taken with them.
+  if (!j.completed || !j.readers) j.readers = entryReaders(e.key, j.files, host.d.permOf)
   e.journal = j
   const rec = j
   e.totalBytes = rec.files.reduce((s, f) => s + f.size, 0)

@@ -55,6 +55,8 @@ export interface SentRecord {
    */
   transferurl?: string
   transferkey?: string
+  /** Which of group and other could read each file in the outbox (sent-access.ts); absent in old records. */
+  readers?: Record<string, number>
 }
 
 export interface SentLog {

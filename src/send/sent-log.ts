@@ -63,11 +63,12 @@ export class FileSentLog implements SentLog {
 /** What the sent log records of a transfer whose Complete answered. */
 export function sentRecordOf(
   t: InitializeAnswer,
-  sent: Pick<SentRecord, 'subject' | 'recipients' | 'files' | 'sentAt' | 'url'>,
+  sent: Pick<SentRecord, 'subject' | 'recipients' | 'files' | 'sentAt' | 'url' | 'readers'>,
 ): SentRecord {
   return {
     transferid: t.transferid, subject: sent.subject, recipients: sent.recipients,
     files: sent.files.map((f) => ({ name: f.name, size: f.size, md5: f.md5 })), sentAt: sent.sentAt, url: sent.url,
     transferurl: t.transferurl, transferkey: t.transferkey,
+    ...(sent.readers ? { readers: sent.readers } : {}),
   }
 }

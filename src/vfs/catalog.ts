@@ -10,6 +10,11 @@ export type Account = Pick<InboxOwner, 'storageinuse' | 'storagelimit'>
 export interface SentRef {
   id: string
   password?: string
+  /**
+   * Which of group and other could read each file (by its name in the transfer) in the
+   * outbox when it was sent (access-bits.ts); absent for a record from before it was kept.
+   */
+  readers?: Record<string, number>
 }
 
 export interface DetailsOptions {

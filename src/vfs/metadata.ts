@@ -35,6 +35,19 @@ export type Contents =
   | { state: 'closed'; transfer: Transfer }
   | { state: 'gone' }
 
+/** Who besides the owner may read a sent transfer's files (access-bits.ts), and any of them (its folders, `.transfer.json`). */
+export interface SentReaders {
+  files: Map<string, number>
+  any: number
+}
+
+function sentReadersOf(readers: Record<string, number>): SentReaders {
+  const files = new Map(Object.entries(readers))
+  let any = 0
+  for (const bits of files.values()) any |= bits
+  return { files, any }
+}
+
 /**
  * Complete and not expired; or expired but kept on this machine (`kept`): a pinned transfer
  * stays readable from the cache until it is unpinned (docs/behaviour.md, Keeping offline).
@@ -53,6 +66,7 @@ export class MetadataStore {
   private readonly byIdLookups = new Map<string, Refreshing<TransferEntry | null>>()
   private readonly trees = new WeakMap<Transfer, TreeDir>()
   private readonly searches: InboxSearches
+  private readonly sentAccess = new Map<string, SentReaders>()
   /** The last background refresh failure, for `.status` and logs (never holds a secret). */
   lastRefreshError: unknown = undefined
   /** What is new in each inbox listing (its listener is told of arrivals). */
@@ -99,6 +113,11 @@ export class MetadataStore {
 
   peekSent(): FolderListing | undefined {
     return this.sentListing.peek()
+  }
+
+  /** Who besides the owner could read a transfer sent from this machine, as its outbox entry allowed; undefined: not known. */
+  sentReaders(id: string): SentReaders | undefined {
+    return this.sentAccess.get(id)
   }
 
   account(): Promise<Account> {
@@ -323,7 +342,10 @@ export class MetadataStore {
     } catch (error) {
       return this.keptInstead(error, 'sent')
     }
-    for (const { id, password } of sent) if (password !== undefined) this.details.remember(idRef(id), password)
+    for (const { id, password, readers } of sent) {
+      if (password !== undefined) this.details.remember(idRef(id), password)
+      if (readers) this.sentAccess.set(id, sentReadersOf(readers))
+    }
     const items: Array<{ ref: TransferRef; summary: Transfer | null } | null> = new Array(sent.length).fill(null)
     let next = 0
     const worker = async (): Promise<void> => {

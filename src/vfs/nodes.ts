@@ -8,6 +8,7 @@ import { FsError } from './core.js'
 import type { TransferEntry } from './folder-listing.js'
 import type { Contents, MetadataStore } from './metadata.js'
 import { isProbeName } from './probe-names.js'
+import { withoutQueries, withoutQuery } from './shown-urls.js'
 import { LINK_FILE, PASSWORD_FILE, TRANSFER_JSON, type TreeDir, type TreeFile } from './transfer-tree.js'
 
 /** Which transfers an area's folder holds, by name. */
@@ -107,14 +108,14 @@ function hasLinkFile(entry: TransferEntry, transfer: Transfer, tree: TreeDir): b
   return entry.place === 'sent' && !!transfer.url && !tree.entries.has(LINK_FILE)
 }
 
-/** `link.url`: the freedesktop/Windows Internet shortcut of the transfer's download page. */
+/** `link.url`: the freedesktop/Windows Internet shortcut of the transfer's download page (its public address). */
 export function linkFile(transfer: Transfer): Buffer {
-  return Buffer.from(`[InternetShortcut]\nURL=${transfer.url ?? ''}\n`, 'utf8')
+  return Buffer.from(`[InternetShortcut]\nURL=${withoutQuery(transfer.url ?? '')}\n`, 'utf8')
 }
 
 const jsonCache = new WeakMap<object, Buffer>()
 
-/** `.transfer.json`: the transfer's details, pretty, without its key. */
+/** `.transfer.json`: the transfer's details, pretty, without its key or any address's query (shown-urls.ts). */
 export function transferJson(entry: TransferEntry, contents: Contents): Buffer {
   const source: Transfer | null =
     contents.state === 'open' || contents.state === 'closed' ? contents.transfer : entry.summary
@@ -125,7 +126,7 @@ export function transferJson(entry: TransferEntry, contents: Contents): Buffer {
   let json = jsonCache.get(source)
   if (!json) {
     const { key: _key, ...shown } = source
-    json = toJson(shown)
+    json = toJson(withoutQueries(shown))
     jsonCache.set(source, json)
   }
   return json

@@ -8,7 +8,7 @@ import type { Account, DetailsOptions, InboxListing, SentRef, TransferCatalog } 
 
 /** Where the transfers sent from this machine are listed (the send module's log). */
 export interface SentSource {
-  list(): Promise<Array<{ transferid: string }>>
+  list(): Promise<Array<{ transferid: string; readers?: Record<string, number> }>>
 }
 
 export const noSentTransfers: SentSource = { list: async () => [] }
@@ -54,7 +54,7 @@ export class ServiceCatalog implements TransferCatalog {
 
   async sentIds(): Promise<SentRef[]> {
     const records = await this.sent.list()
-    return records.map((r) => ({ id: r.transferid }))
+    return records.map((r) => (r.readers ? { id: r.transferid, readers: r.readers } : { id: r.transferid }))
   }
 }
 

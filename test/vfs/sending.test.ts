@@ -140,9 +140,9 @@ describe('sending through the mount core', () => {
     const three = 'bob@example.com,x@example.com,y@example.com'
     await fs.mkdir(`/outbox/${three}`, 0o755)
     await writeFile(`/outbox/${three}/a.txt`, Buffer.from('a'))
-    // A live file: size 0 as in /proc, each open a fresh text, and its handle tells the adapter so (direct_io).
+    // The owner's alone (it names private sends). A live file: size 0 as in /proc, each open a fresh text, and its handle tells the adapter so (direct_io).
     const attr = await fs.getattr('/.status')
-    expect([attr.mode & C.S_IFMT, attr.mode & 0o777, attr.size]).toEqual([C.S_IFREG, 0o444, 0])
+    expect([attr.mode & C.S_IFMT, attr.mode & 0o777, attr.size]).toEqual([C.S_IFREG, 0o400, 0])
     const statusText = async (): Promise<string> => {
       const fh = await fs.open('/.status', C.O_RDONLY)
       expect(fs.isLive(fh)).toBe(true)

@@ -3,7 +3,8 @@
 // a folder of the transfers found, named and read as under `inbox/`: the same details and
 // read cache, so nothing is fetched twice. Nothing found is an empty folder. `search/`
 // lists the searches made during this mount, newest first. The names file managers probe
-// for search nothing (as everywhere, they are looked up only in what is known).
+// for search nothing (as everywhere, they are looked up only in what is known). Only the
+// owner searches: other users may list `search/` but look nothing up in it (its mode, 0544).
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import { byteLength, NAME_MAX_BYTES } from '../names.js'
 import { isProbeName } from '../probe-names.js'
@@ -16,7 +17,7 @@ export class SearchArea implements Area {
   private readonly top: TransferArea
 
   constructor(private readonly view: TransferView) {
-    this.top = new TransferArea(view, { path: 'search', names: async () => view.store.searchNames(), find: async () => undefined })
+    this.top = new TransferArea(view, { path: 'search', ownerLookups: true, names: async () => view.store.searchNames(), find: async () => undefined })
   }
 
   async getattr(names: Names): Promise<NodeAttr> {

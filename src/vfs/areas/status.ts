@@ -2,7 +2,9 @@
 // at each read, so the file is live: opened direct_io, every read reaches us, and its size
 // shows as 0, as files in /proc do. A size would be held for 30 s in the kernel's attribute
 // cache, and a reader that trusts it (Node's readFile) would cut a text that grew since.
-// It is a file on the mount, readable by whoever reaches the mount, like received files.
+// It names every entry being sent and every link made, private ones included, so it is the
+// owner's alone (0400): with allowOther, other users cannot read it. (Filtering it per reader
+// would need the caller's uid, which the FUSE binding does not pass to us.)
 import { constants as C } from 'node:fs'
 import type { StatusSource } from '../catalog.js'
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
@@ -26,7 +28,7 @@ export class StatusArea implements Area {
   async getattr(names: Names): Promise<NodeAttr> {
     itself(names)
     const now = new Date(this.now())
-    return { ...this.view.attr(C.S_IFREG | 0o444, 0, null), mtime: now, atime: now, ctime: now }
+    return { ...this.view.attr(C.S_IFREG | 0o400, 0, null), mtime: now, atime: now, ctime: now }
   }
 
   async readdir(names: Names): Promise<string[]> {

@@ -14,6 +14,8 @@ import { isDirectory, linkFile, transferJson, transferOf, TreeResolver, type Nod
 import type { VfsSettings } from '../settings.js'
 import { filesOfTree, type Covered, type Keeping, type KeepTarget, type PinScope } from '../keeping.js'
 import { PASSWORD_FILE, type TreeDir } from '../transfer-tree.js'
+import { withoutQuery } from '../shown-urls.js'
+import { EVERYONE, folderMode, OWNER_ONLY, readOnlyFileMode } from '../../base/access-bits.js'
 import { KeepXattrs } from './keep-xattrs.js'
 import { memoryNode, O_ACCMODE, spliced, writeOnly, type Area, type Names, type OpenNode } from './area.js'
 
@@ -97,6 +99,8 @@ export class TransferArea implements Area {
       path: string
       /** What pinning the area's own folder keeps; absent: it cannot be pinned (sent/, by-id/). */
       scope?: PinScope
+      /** A name looked up in the area's own folder may call the service (search/, by-id/): only the owner may. */
+      ownerLookups?: boolean
     },
   ) {
     this.tree = new TreeResolver(view.store, listing)
@@ -272,25 +276,48 @@ export class TransferArea implements Area {
     const transfer = transferOf(node)
     // The kernel lets a user set an attribute (the pin) only where they may write: with a keeper,
     // the folders that can be pinned are the owner's to write, though nothing but the pin is
-    // taken there (EROFS). Files stay 0444, so that editors open them read-only.
-    const folder = this.view.keeping ? 0o755 : 0o555
+    // taken there (EROFS). Files are read-only, so that editors open them so.
+    const owner = this.view.keeping ? 0o700 : 0o500
+    const readers = this.readersOf(node)
     switch (node.kind) {
-      case 'listing': return this.view.attr(C.S_IFDIR | (this.listing.scope ? folder : 0o555), 0, transfer)
-      case 'transfer': return this.view.attr(C.S_IFDIR | (node.entry.place === 'sent' ? 0o755 : folder), 0, transfer)
-      case 'folder': return this.view.attr(C.S_IFDIR | folder, 0, transfer)
-      case 'file': return this.view.attr(C.S_IFREG | 0o444, node.file.remote.size, transfer)
-      case 'transfer-json': return this.view.attr(C.S_IFREG | 0o444, transferJson(node.entry, node.contents).length, transfer)
-      case 'link': return this.view.attr(C.S_IFREG | 0o444, linkFile(node.transfer).length, transfer)
+      case 'listing':
+        // Each name looked up here may be a call to the service with the account's session:
+        // other users may list what is there, but look up nothing (the kernel refuses them).
+        if (this.listing.ownerLookups) return this.view.attr(C.S_IFDIR | 0o544, 0, transfer)
+        return this.view.attr(C.S_IFDIR | (this.listing.scope ? folderMode(owner, EVERYONE) : 0o555), 0, transfer)
+      case 'transfer': return this.view.attr(C.S_IFDIR | folderMode(node.entry.place === 'sent' ? 0o700 : owner, readers), 0, transfer)
+      case 'folder': return this.view.attr(C.S_IFDIR | folderMode(owner, readers), 0, transfer)
+      case 'file': return this.view.attr(C.S_IFREG | readOnlyFileMode(readers), node.file.remote.size, transfer)
+      case 'transfer-json': return this.view.attr(C.S_IFREG | readOnlyFileMode(readers), transferJson(node.entry, node.contents).length, transfer)
+      case 'link': return this.view.attr(C.S_IFREG | readOnlyFileMode(readers), linkFile(node.transfer).length, transfer)
       case 'password': return this.view.attr(C.S_IFREG | 0o200, 0, transfer)
       default: return this.view.attr(C.S_IFDIR | 0o555, 0, transfer)
     }
+  }
+
+  /**
+   * Which of group and other may read a node below the listing (access-bits.ts): no one but
+   * the owner for a password-protected transfer, locked or not (unlocked, its files and the
+   * addresses in its details are the password's worth); a transfer sent from this machine as
+   * its outbox entry allowed (the sent log's record); everyone otherwise.
+   */
+  private readersOf(node: Node): number {
+    if (node.kind === 'listing') return EVERYONE
+    const transfer = transferOf(node)
+    // A locked one is known by that alone when no listing described it (by-id/, a sent one).
+    if (node.entry.summary?.passwordprotected || transfer?.passwordprotected) return OWNER_ONLY
+    if (this.view.store.peekContents(node.entry)?.state === 'locked') return OWNER_ONLY
+    if (node.entry.place !== 'sent') return EVERYONE
+    const sent = this.view.store.sentReaders(transfer?.id ?? node.entry.ref.token)
+    if (!sent) return EVERYONE
+    return node.kind === 'file' ? (sent.files.get(node.file.remote.fileName) ?? OWNER_ONLY) : sent.any
   }
 
   private xattrsOf(node: Node): Map<string, string> {
     const attrs = new Map<string, string>()
     if (node.kind !== 'file') return attrs
     if (node.file.remote.md5) attrs.set('user.md5', node.file.remote.md5)
-    if (node.transfer.url) attrs.set('user.xdg.origin.url', node.transfer.url)
+    if (node.transfer.url) attrs.set('user.xdg.origin.url', withoutQuery(node.transfer.url))
     attrs.set('user.mime_type', mimeTypeOf(node.file.remote.fileName))
     return attrs
   }
