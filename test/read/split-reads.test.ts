@@ -108,7 +108,7 @@ describe('a 1 MiB read cut into 128 KiB requests', () => {
   it('eight 128 KiB requests of one block at once share one fetch', async () => {
     const h = rp.open(file)
     const from = 2 * MiB
-    const parts = await Promise.all(Array.from({ length: 8 }, (_, i) => h.read(from + i * PIECE, PIECE)))
+    const parts = await Promise.all(Array.from({ length: 8 }, (_, i) => Promise.resolve(h.read(from + i * PIECE, PIECE))))
     h.close()
     expect(Buffer.concat(parts.map((p) => toBuffer(p))).equals(data.subarray(from, from + MiB))).toBe(true)
     // The first, at the block's start, starts the block's fetch; the rest join it.
