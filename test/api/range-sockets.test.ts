@@ -9,7 +9,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { NetworkError, ServiceError } from '../../src/api/errors.js'
 import type { TransferClient } from '../../src/api/client.js'
 import type { FileDto } from '../../src/api/types.js'
-import { parseHead } from '../../src/api/range-sockets.js'
 import { waitFor } from '../support/mount.js'
 import { startHarness, type Harness } from './harness.js'
 
@@ -286,15 +285,5 @@ describe('a sink with room: bytes decrypted straight into its memory', () => {
     }, { room: () => memory.subarray(filled) })
     await client.download.pumpRange(file.downloadurl, 0, 2 * MiB, sink)
     expect(memory.equals(data.subarray(0, 2 * MiB))).toBe(true)
-  })
-})
-
-describe('an answer head', () => {
-  it('gives version, status and headers (names lower-cased, a repeated one its first value)', () => {
-    expect(parseHead('HTTP/1.1 206 Partial Content\r\nContent-Length: 10\r\ncontent-range: bytes 0-9/100\r\nX-A: 1\r\nx-a: 2\r\nbad line\r\n: no name')).toEqual({
-      version: '1.1', status: 206, headers: { 'content-length': '10', 'content-range': 'bytes 0-9/100', 'x-a': '1' },
-    })
-    expect(parseHead('HTTP/1.0 200 OK\r\nConnection: keep-alive')).toEqual({ version: '1.0', status: 200, headers: { connection: 'keep-alive' } })
-    expect(parseHead('SSH-2.0-OpenSSH').status).toBe(0)
   })
 })
