@@ -6,7 +6,7 @@
 // service's range hash when one exists (files), fetched again on a mismatch, and the
 // whole file against its MD5 at the end. The ZIP has no hash: its chunks are only
 // length-checked.
-import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { open, rename, rm, stat, writeFile } from 'node:fs/promises'
 import type PQueue from 'p-queue'
 import type { TransferClient } from '../api/client.js'
 import { allOrFirstFailure } from '../base/all-or-first-failure.js'
@@ -15,6 +15,7 @@ import { writeParts } from '../api/file-io.js'
 import { IntegrityError } from '../api/errors.js'
 import { writeFileDurably } from '../base/durable-file.js'
 import { md5OfFile } from '../base/file-hash-pool.js'
+import { readStateFile } from '../base/state-file.js'
 
 export const PART_SUFFIX = '.part'
 export const STATE_SUFFIX = '.part.state'
@@ -56,11 +57,12 @@ function sameIdentity(a: DownloadIdentity, b: DownloadIdentity): boolean {
 export async function readState(job: ChunkJob): Promise<SidecarState | null> {
   let state: SidecarState
   try {
-    state = JSON.parse(await readFile(statePathOf(job.target), 'utf8')) as SidecarState
+    // A damaged sidecar costs the chunks it listed, nothing more: the download starts over.
+    state = (await readStateFile(statePathOf(job.target))) as SidecarState
   } catch {
     return null
   }
-  if (state.version !== STATE_VERSION || !Array.isArray(state.verified) || !sameIdentity(state, job)) return null
+  if (typeof state !== 'object' || state === null || state.version !== STATE_VERSION || !Array.isArray(state.verified) || !sameIdentity(state, job)) return null
   try {
     if ((await stat(job.target + PART_SUFFIX)).size !== job.size) return null
   } catch {

@@ -13,7 +13,7 @@ import type { KeepStatus, KeepStatusEntry } from '../send/status.js'
 import { FsError } from '../vfs/core.js'
 import { sameScope, stateText, type Keeping, type KeptTransfers, type KeepTarget, type PinScope } from '../vfs/keeping.js'
 import type { MetadataStore } from '../vfs/metadata.js'
-import { keptCopy, type PinStore, type SavedPin } from './pin-store.js'
+import { damageText, keptCopy, type PinStore, type SavedPin } from './pin-store.js'
 import { coveredBy } from './resolve.js'
 import { RateWindow } from './rate-window.js'
 
@@ -57,6 +57,7 @@ export class Keeper implements Keeping, KeptTransfers {
 
   /** Takes the saved pins up again and starts fetching what they miss; then asks the service what they cover now. */
   async start(): Promise<void> {
+    if (this.pins.damage) this.cfg.log?.warn(damageText(this.pins.damage))
     for (const pin of this.pins.list()) {
       await this.keepFiles(pin, pin.files).catch((e: unknown) => this.troubled(pin, e))
       if (this.pinCached(pin) >= this.pinSize(pin)) this.complete.add(pin)
@@ -251,18 +252,25 @@ export class Keeper implements Keeping, KeptTransfers {
       this.current = { file, abort }
       try {
         await this.content.fetchAll(file, { signal: abort.signal, onProgress: () => this.rate.add(this.cachedTotal()) })
+        // A fetch that ends with bytes still missing is not tried again at once: picked
+        // again and again without a pause, it would keep this loop from ever yielding.
+        if (this.content.cachedBytes(file) < file.size) this.giveUp(file, 'not all of its bytes could be kept')
         this.told()
       } catch (e) {
         if (!abort.signal.aborted) {
           // fetchAll rides out what is transient: what it rejects with is a definitive answer (the transfer gone or expired).
-          const reason = (e as Error).message
-          this.failed.set(file.cacheKey, reason)
-          this.cfg.log?.warn(`keeping ${file.fileName} stopped: ${reason}`)
+          this.giveUp(file, (e as Error).message)
         }
       } finally {
         this.current = null
       }
     }
+  }
+
+  /** Keeping `file` stopped short: it is not fetched again until pinned again or remounted. */
+  private giveUp(file: RemoteFile, reason: string): void {
+    this.failed.set(file.cacheKey, reason)
+    this.cfg.log?.warn(`keeping ${file.fileName} stopped: ${reason}`)
   }
 
   /** Tells each pin that has just become complete on disk. */
@@ -316,7 +324,8 @@ export class Keeper implements Keeping, KeptTransfers {
         rate: pinRate, eta: pinRate && pinRate > 0 ? Math.ceil((bytesTotal - bytesCached) / pinRate) : null, note,
       }
     })
-    return { entries, cache: this.content.cacheUse() }
+    const damage = this.pins.damage
+    return { entries, cache: this.content.cacheUse(), ...(damage ? { notices: [damageText(damage)] } : {}) }
   }
 
   /** The saved pin of a scope (tests, the control socket). */

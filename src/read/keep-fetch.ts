@@ -17,6 +17,7 @@ import { DeadlineError, IntegrityError, NetworkError, ServiceError } from '../ap
 import { classify } from '../api/failure.js'
 import { spanCount } from '../base/chunk-grid.js'
 import { formatBytes } from '../base/format-bytes.js'
+import { stateCount } from '../base/state-file.js'
 import type { BlockBuffers } from './block-buffers.js'
 import { recordBytes } from './cache-records.js'
 import { MAX_WRITE_BACKLOG, type DiskBlockCache } from './disk-cache.js'
@@ -152,6 +153,9 @@ export class DiskKeeping implements CacheKeeping {
     const { disk } = this.path
     if (!disk) throw this.noDiskCache(file.size)
     signal.throwIfAborted()
+    // Blocks are counted from the size: one that is not a whole number (a damaged pins file)
+    // would make a pass that finds nothing missing, or never ends.
+    if (stateCount(file.size) === null) throw new Error(`${file.fileName}: its size is not a whole number of bytes`)
     const { blockSize, pieceSize } = this.path.options
     const blocks = spanCount(file.size, blockSize)
     const runBlocks = Math.max(1, Math.floor(pieceSize / blockSize))
