@@ -186,6 +186,7 @@ export class DiskKeeping implements CacheKeeping {
             if (signal.aborted) throw signal.reason
             const verdict = judge(e)
             if (verdict === 'definitive') throw e
+            if (verdict === 'refused') throw refusal(e)
             troubled = true
             if (verdict === 'transient') await this.pause(signal)
           }
@@ -316,6 +317,21 @@ interface Arrived {
   write: Promise<void>
 }
 
+/** The service says it is busy (429, 503): it will serve the file later, so the fetch only pauses. */
+function busy(e: ServiceError): boolean {
+  return e.httpStatus === 429 || e.httpStatus === 503
+}
+
+/** Why the service's answers ended the fetch of `file`, in a few words (shown in `.status` and the state attribute). */
+export class RefusedError extends Error {
+  override readonly name = 'RefusedError'
+}
+
+function refusal(e: unknown): RefusedError {
+  const answer = e instanceof ServiceError ? e : (e as Error).cause as ServiceError
+  return new RefusedError(`the service answers ${answer.httpStatus} every time`, { cause: e })
+}
+
 /** Consecutive blocks of `missing` (ascending) as runs [first, end), none longer than `most` nor across a multiple of it. */
 function runsOf(missing: readonly number[], most: number): [number, number][] {
   const runs: [number, number][] = []
@@ -328,12 +344,16 @@ function runsOf(missing: readonly number[], most: number): [number, number][] {
 }
 
 /**
- * What a failed run means: a definitive answer (the transfer gone) ends the fetch; a
- * transient fault that outlasted the deadline pauses it; a reader's fetch it waited on
- * being cancelled only needs the run asked again.
+ * What a failed run means: a definitive answer (the transfer gone) ends the fetch; so does
+ * the service answering with an error every time until the retry policy gave up (`refused`:
+ * a file it cannot serve, such as one it answers 500 for, would otherwise be asked for as
+ * long as the mount runs); a transient fault of the connection that outlasted the deadline
+ * pauses it (the service unreachable: it goes on once it is back); a reader's fetch it
+ * waited on being cancelled only needs the run asked again.
  */
-function judge(e: unknown): 'definitive' | 'transient' | 'again' {
-  if (e instanceof ServiceError) return classify('download', e).retry ? 'transient' : 'definitive'
+function judge(e: unknown): 'definitive' | 'refused' | 'transient' | 'again' {
+  if (e instanceof ServiceError) return !classify('download', e).retry ? 'definitive' : busy(e) ? 'transient' : 'refused'
+  if (e instanceof DeadlineError && e.cause instanceof ServiceError) return busy(e.cause) ? 'transient' : 'refused'
   if (e instanceof DeadlineError || e instanceof NetworkError || e instanceof IntegrityError) return 'transient'
   if (e instanceof Error && e.name === 'AbortError') return 'again'
   return 'definitive'
