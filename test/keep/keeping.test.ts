@@ -3,6 +3,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { controlSocketOf } from '../../src/cli/control.js'
 import { PinStore } from '../../src/keep/pin-store.js'
@@ -10,6 +11,7 @@ import { RateWindow } from '../../src/keep/rate-window.js'
 import type { Transfer } from '../../src/api/types.js'
 import type { RemoteFile } from '../../src/read/source.js'
 import { FsError } from '../../src/vfs/core.js'
+import { run, TS_REGISTER } from '../support/mount.js'
 import { pinWanted, sameScope, stateText, type PinScope } from '../../src/vfs/keeping.js'
 
 const ref = (id: string) => ({ key: `id:${id}`, via: 'id' as const, token: id })
@@ -124,6 +126,23 @@ describe('the pins file', () => {
     expect(cut.damage!.why).not.toContain('search')
     expect(cut.damage).toMatchObject({ kept: 1, dropped: 1 })
   })
+})
+
+describe('a kept file whose saved size does not match its bytes', () => {
+  // Run in a process of its own: a keeper whose fetching loop never yields would stop this
+  // one too, timers and test timeouts included.
+  const script = fileURLToPath(new URL('./fixtures/keeper-start.ts', import.meta.url))
+  const start = (mode: string) => run(process.execPath, ['--import', TS_REGISTER, script, mode], { timeoutMs: 30_000 })
+
+  it('a size that is not a number: the pin is dropped, and the keeper goes on', async () => {
+    const r = await start('string+1')
+    expect(r.stdout, r.stderr).toBe('yielded []\n')
+  }, 40_000)
+
+  it('a whole number more than its blocks hold: the file is marked failed, not fetched again and again', async () => {
+    const r = await start('number+1')
+    expect(r.stdout, r.stderr).toBe('yielded ["failed"]\n')
+  }, 40_000)
 })
 
 describe('the fetch rate', () => {
