@@ -4,8 +4,8 @@
 // are kept with it because a pin keeps what it covered until it is unpinned, even when the
 // service no longer lists it (a transfer that expired): on the next start those files are
 // kept again, and unpinning lets them go, without asking the service.
-import { writeFileDurably } from '../base/durable-file.js'
 import { readFile } from 'node:fs/promises'
+import { writeFileDurably } from '../base/durable-file.js'
 import { parseStateText, setAside, stateCount, StateFileError } from '../base/state-file.js'
 import type { Transfer } from '../api/types.js'
 import type { RemoteFile } from '../read/source.js'
@@ -52,6 +52,9 @@ export function damageText(d: PinsDamage): string {
 }
 
 export class PinStore {
+  /** Set when the file opened was damaged: what was found, where it was moved, what was kept. */
+  damage: PinsDamage | null = null
+
   private constructor(
     readonly file: string,
     private pins: SavedPin[],
@@ -98,9 +101,6 @@ export class PinStore {
     store.damage = { why, movedTo, kept: valid.length, dropped }
     return store
   }
-
-  /** Set when the file opened was damaged: what was found, where it was moved, what was kept. */
-  damage: PinsDamage | null = null
 
   list(): readonly SavedPin[] {
     return this.pins

@@ -155,7 +155,7 @@ export class DiskKeeping implements CacheKeeping {
     signal.throwIfAborted()
     // Blocks are counted from the size: one that is not a whole number (a damaged pins file)
     // would make a pass that finds nothing missing, or never ends.
-    if (stateCount(file.size) === null) throw new Error(`${file.fileName}: its size is not a whole number of bytes`)
+    if (stateCount(file.size) === null) throw new Error('its saved size is not a whole number of bytes')
     const { blockSize, pieceSize } = this.path.options
     const blocks = spanCount(file.size, blockSize)
     const runBlocks = Math.max(1, Math.floor(pieceSize / blockSize))
@@ -322,7 +322,7 @@ function busy(e: ServiceError): boolean {
   return e.httpStatus === 429 || e.httpStatus === 503
 }
 
-/** Why the service's answers ended the fetch of `file`, in a few words (shown in `.status` and the state attribute). */
+/** The service answered the file with an error until the retry policy gave up; the message says so in a few words (shown in `.status` and the state attribute). */
 export class RefusedError extends Error {
   override readonly name = 'RefusedError'
 }
