@@ -83,7 +83,7 @@ describe('a damaged pins.json', () => {
     expect(r.status).toMatch(/pins: .*pins\.json: 2 of 4 entries are not pins; set aside as .*; 2 pins kept, 2 dropped/)
   }, 120_000)
 
-  it('with a file size that is not a number: set aside, that pin dropped, the other kept and fetched', async () => {
+  it('with a file size that is not a number: set aside, that pin dropped, the other kept', async () => {
     const parsed = JSON.parse(good) as { version: number; pins: Array<{ label: string; files: Array<{ size: unknown }> }> }
     const bad = parsed.pins.find((p) => labelOf(second).test(p.label))!
     bad.files[0]!.size = 'NaN'
