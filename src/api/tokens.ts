@@ -4,6 +4,7 @@
 import { mkdir, readFile, rm } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { writeFileDurably } from '../base/durable-file.js'
+import { parseStateText } from '../base/state-file.js'
 
 export interface StoredSession {
   email: string | null
@@ -34,9 +35,10 @@ export class TokenStore {
       throw err
     }
     try {
-      const parsed: unknown = JSON.parse(text)
+      const parsed = parseStateText(text, this.path)
       return isStoredSession(parsed) ? parsed : null
     } catch {
+      // A damaged session is no session: signing in again writes a good one.
       return null
     }
   }

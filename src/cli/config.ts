@@ -3,12 +3,13 @@
 // set and unset edit the config file (atomically, owner-only: it may hold the API key).
 // Secrets are never printed.
 import type { Command } from 'commander'
-import { mkdir, readFile } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import {
   configFilePath, displayValue, envName, flagName, loadSettings, resolveFolders, parseSettingValue, SETTINGS, type LoadedSettings, type SettingSpec,
 } from '../config/index.js'
 import { writeFileDurably } from '../base/durable-file.js'
+import { readStateFile, StateFileError } from '../base/state-file.js'
 import { commonFlags, readStdinValue, terminalWidth, type CommonOptions } from './output/command.js'
 import { action } from './output/errors.js'
 import { UsageError } from './output/exit-codes.js'
@@ -48,19 +49,14 @@ function sourceOf(loaded: LoadedSettings, s: SettingSpec): string {
 }
 
 async function readConfigObject(file: string): Promise<Record<string, unknown>> {
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {}
-    throw err
-  }
   let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    parsed = await readStateFile(file)
   } catch (err) {
-    throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`, 'fix or remove the file, then try again')
+    if (err instanceof StateFileError) throw new UsageError(err.message, 'fix or remove the file, then try again')
+    throw err
   }
+  if (parsed === undefined) return {}
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`${file}: expected a JSON object`)
   return parsed as Record<string, unknown>
 }

@@ -1,12 +1,18 @@
-// One file (or the ZIP) to disk in ranged chunks that survive an interruption: the bytes
-// go to "<name>.part", and a small sidecar "<name>.part.state" lists the chunks that are
-// written, synced and verified. It is replaced atomically (temporary file + rename)
+// One file (or the ZIP) to disk in ranged chunks that survive an interruption: until it is
+// whole, the bytes wait in the hidden folder ".transferfs-partial/" of the download's folder,
+// under "files/" at the file's own path ("files/photos/big.bin"), and a small sidecar at the
+// same path under "state/" lists the chunks that are written, synced and verified. A transfer's
+// own names never land in that folder (download.ts renames a transfer's top-level
+// ".transferfs-partial"), and the two trees mirror the download's own, so no file of the
+// transfer, whatever its name ("big.bin.part" beside "big.bin"), can be taken for another's
+// partial bytes or overwrite them. The sidecar is replaced atomically (temporary file + rename)
 // after each chunk, so a run killed at any moment leaves a state that is true; the next
 // run fetches only the chunks it does not list. Each chunk is checked against the
 // service's range hash when one exists (files), fetched again on a mismatch, and the
 // whole file against its MD5 at the end. The ZIP has no hash: its chunks are only
 // length-checked.
-import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, open, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import type PQueue from 'p-queue'
 import type { TransferClient } from '../api/client.js'
 import { allOrFirstFailure } from '../base/all-or-first-failure.js'
@@ -15,9 +21,10 @@ import { writeParts } from '../api/file-io.js'
 import { IntegrityError } from '../api/errors.js'
 import { writeFileDurably } from '../base/durable-file.js'
 import { md5OfFile } from '../base/file-hash-pool.js'
+import { readStateFile } from '../base/state-file.js'
 
-export const PART_SUFFIX = '.part'
-export const STATE_SUFFIX = '.part.state'
+/** The hidden folder, in the download's folder, of the files not yet whole. */
+export const PARTIAL_DIR = '.transferfs-partial'
 const STATE_VERSION = 1
 
 /** What a chunk list belongs to: a sidecar of anything else is not resumed. */
@@ -39,13 +46,24 @@ export interface SidecarState extends DownloadIdentity {
 export interface ChunkJob extends DownloadIdentity {
   /** Where the finished file goes. */
   target: string
+  /** Where it waits until whole: its partial bytes, and the sidecar of its verified chunks (partialOf). */
+  partial: PartialPaths
   url: string
   /** Check each chunk with the range hash (the service names the file by its `filename`). */
   rangeHashName: string | null
 }
 
-export function statePathOf(target: string): string {
-  return target + STATE_SUFFIX
+export interface PartialPaths {
+  /** The download's folder (-o). */
+  dir: string
+  bytes: string
+  state: string
+}
+
+/** Where the file that goes to `target` (below `dir`) waits until whole. */
+export function partialOf(dir: string, target: string): PartialPaths {
+  const rel = path.relative(dir, target)
+  return { dir, bytes: path.join(dir, PARTIAL_DIR, 'files', rel), state: path.join(dir, PARTIAL_DIR, 'state', rel) }
 }
 
 function sameIdentity(a: DownloadIdentity, b: DownloadIdentity): boolean {
@@ -56,13 +74,14 @@ function sameIdentity(a: DownloadIdentity, b: DownloadIdentity): boolean {
 export async function readState(job: ChunkJob): Promise<SidecarState | null> {
   let state: SidecarState
   try {
-    state = JSON.parse(await readFile(statePathOf(job.target), 'utf8')) as SidecarState
+    // A damaged sidecar costs the chunks it listed, nothing more: the download starts over.
+    state = (await readStateFile(job.partial.state)) as SidecarState
   } catch {
     return null
   }
-  if (state.version !== STATE_VERSION || !Array.isArray(state.verified) || !sameIdentity(state, job)) return null
+  if (typeof state !== 'object' || state === null || state.version !== STATE_VERSION || !Array.isArray(state.verified) || !sameIdentity(state, job)) return null
   try {
-    if ((await stat(job.target + PART_SUFFIX)).size !== job.size) return null
+    if ((await stat(job.partial.bytes)).size !== job.size) return null
   } catch {
     return null
   }
@@ -86,14 +105,16 @@ export interface RunChunksOptions {
  * and the sidecar is gone. On failure the partial file and its state stay for a resume.
  */
 export async function downloadChunked(job: ChunkJob, o: RunChunksOptions): Promise<{ outcome: FileOutcome; fetchedChunks: number }> {
-  const part = job.target + PART_SUFFIX
-  const statePath = statePathOf(job.target)
+  const part = job.partial.bytes
+  const statePath = job.partial.state
   if (job.size === 0) {
     await writeFile(job.target, Buffer.alloc(0))
     await finish(job, job.target)
     return { outcome: 'downloaded', fetchedChunks: 0 }
   }
   const previous = await readState(job)
+  await mkdir(path.dirname(part), { recursive: true })
+  await mkdir(path.dirname(statePath), { recursive: true })
   const state: SidecarState = { version: STATE_VERSION, ...identityOf(job), verified: previous?.verified ?? [] }
   const handle = await open(part, previous ? 'r+' : 'w', 0o644)
   const hashed = job.rangeHashName === null ? null : { transferId: job.transferId, fileName: job.rangeHashName }
@@ -157,9 +178,28 @@ async function finish(job: ChunkJob, file: string): Promise<void> {
   if (!job.md5) return
   const actual = await md5OfFile(file)
   if (actual !== job.md5.toLowerCase()) {
-    await rm(statePathOf(job.target), { force: true })
+    await rm(job.partial.state, { force: true })
     throw new IntegrityError(`${job.name} does not match its MD5 after download; run the command again to fetch it anew`, job.md5, actual)
   }
+}
+
+/**
+ * Removes the empty folders of `dir`'s staging folder, and the folder itself once empty: a
+ * download that finished leaves none of it behind, and one that did not keeps every partial
+ * file. Run once all files are done, since the files of one download finish in any order.
+ */
+export async function tidyPartials(dir: string): Promise<void> {
+  const removeEmpty = async (folder: string): Promise<void> => {
+    let entries
+    try {
+      entries = await readdir(folder, { withFileTypes: true })
+    } catch {
+      return
+    }
+    for (const e of entries) if (e.isDirectory()) await removeEmpty(path.join(folder, e.name))
+    await rmdir(folder).catch(() => {})
+  }
+  await removeEmpty(path.join(dir, PARTIAL_DIR))
 }
 
 function saveState(file: string, state: SidecarState): Promise<void> {

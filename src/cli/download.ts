@@ -11,7 +11,7 @@ import type { Transfer } from '../api/types.js'
 import type { LoadedSettings } from '../config/index.js'
 import { safeName, withSuffix } from '../vfs/names.js'
 import { CONNECTION_KEYS } from './compose.js'
-import { alreadyPresent, downloadChunked, readState, type ChunkJob, type FileOutcome } from './download-resume.js'
+import { alreadyPresent, downloadChunked, partialOf, PARTIAL_DIR, readState, tidyPartials, type ChunkJob, type FileOutcome } from './download-resume.js'
 import { addPasswordFlags, fetchTransfer, resolveTransferRef, transferPassword, type PasswordOptions } from './info.js'
 import { commonFlags, ctrlC, withClient, type CommonOptions } from './output/command.js'
 import { action } from './output/errors.js'
@@ -40,6 +40,8 @@ export function outputPaths(dir: string, names: readonly string[]): string[] {
   return names.map((raw) => {
     const parts = raw.split('/').filter((p) => p !== '' && p !== '.').map((p) => safeName(p))
     if (parts.length === 0) parts.push(safeName(''))
+    // The folder where unfinished files wait is not the transfer's to use.
+    if (parts[0] === PARTIAL_DIR) parts[0] = withSuffix(PARTIAL_DIR, 2)
     const last = parts.pop()!
     let rel = path.join(...parts, last)
     for (let n = 2; taken.has(rel); n++) rel = path.join(...parts, withSuffix(last, n))
@@ -66,14 +68,14 @@ async function plan(client: TransferClient, loaded: LoadedSettings, t: Transfer,
     const size = await client.download.size(t.compressedfileurl)
     return [{
       transferId: t.id, name: '(zip)', size, md5: null, chunkSize, target: path.join(dir, `${safeName(t.id)}.zip`),
-      url: t.compressedfileurl, rangeHashName: null,
+      partial: partialOf(dir, path.join(dir, `${safeName(t.id)}.zip`)), url: t.compressedfileurl, rangeHashName: null,
     }]
   }
   const files = t.files ?? []
   const targets = outputPaths(dir, files.map((f) => f.filename ?? f.fileid ?? ''))
   return files.map((f, i) => ({
     transferId: t.id, name: f.filename ?? f.fileid ?? '(unnamed)', size: f.filesize ?? 0, md5: f.md5 ?? null, chunkSize,
-    target: targets[i]!, url: f.downloadurl, rangeHashName: f.filename,
+    target: targets[i]!, partial: partialOf(dir, targets[i]!), url: f.downloadurl, rangeHashName: f.filename,
   }))
 }
 
@@ -138,6 +140,7 @@ async function run(client: TransferClient, loaded: LoadedSettings, arg: string, 
   } finally {
     interrupt.dispose()
   }
+  await tidyPartials(dir)
   const order = new Map(jobs.map((j, i) => [j.target, i]))
   reports.sort((a, b) => order.get(a.path)! - order.get(b.path)!)
   const bytes = reports.filter((r) => r.outcome !== 'present').reduce((s, r) => s + r.size, 0)

@@ -1,5 +1,5 @@
 // Loads the settings the way every command needs them: folders, config file, env, flags.
-import { readFile } from 'node:fs/promises'
+import { readStateFile, StateFileError } from '../base/state-file.js'
 import { configFilePath, resolveFolders, tokenFilePath, type Folders } from './paths.js'
 import { resolveSettings, SettingsError, type ResolvedSettings } from './settings.js'
 
@@ -21,12 +21,10 @@ export async function loadSettings(
   const configFile = configFilePath(folders)
   let file: unknown
   try {
-    file = JSON.parse(await readFile(configFile, 'utf8'))
+    file = await readStateFile(configFile)
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    if (code !== 'ENOENT') {
-      throw new SettingsError(`${configFile}: ${err instanceof SyntaxError ? 'not valid JSON: ' : ''}${(err as Error).message}`)
-    }
+    // A StateFileError names the file, line and column, and quotes nothing (the file holds the API key).
+    throw new SettingsError(err instanceof StateFileError ? err.message : `${configFile}: ${(err as Error).message}`)
   }
   const resolved = resolveSettings({ flags, env, file, fileName: configFile })
   return { ...resolved, folders, configFile, tokenFile: tokenFilePath(folders) }

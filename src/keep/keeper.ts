@@ -7,13 +7,14 @@
 // disk are not fetched again. A pinned inbox or search keeps each transfer it lists later,
 // found when the arrivals check sees it. What a pin covered stays kept until it is unpinned.
 import type { Logger } from '../fuse/log.js'
+import { plainText } from '../base/shown-text.js'
 import type { Transfer } from '../api/types.js'
 import { NoRoomError, type CacheKeeping, type RemoteFile } from '../read/source.js'
 import type { KeepStatus, KeepStatusEntry } from '../send/status.js'
 import { FsError } from '../vfs/core.js'
 import { sameScope, stateText, type Keeping, type KeptTransfers, type KeepTarget, type PinScope } from '../vfs/keeping.js'
 import type { MetadataStore } from '../vfs/metadata.js'
-import { keptCopy, type PinStore, type SavedPin } from './pin-store.js'
+import { damageText, keptCopy, type PinStore, type SavedPin } from './pin-store.js'
 import { coveredBy } from './resolve.js'
 import { RateWindow } from './rate-window.js'
 
@@ -57,6 +58,7 @@ export class Keeper implements Keeping, KeptTransfers {
 
   /** Takes the saved pins up again and starts fetching what they miss; then asks the service what they cover now. */
   async start(): Promise<void> {
+    if (this.pins.damage) this.cfg.log?.warn(damageText(this.pins.damage))
     for (const pin of this.pins.list()) {
       await this.keepFiles(pin, pin.files).catch((e: unknown) => this.troubled(pin, e))
       if (this.pinCached(pin) >= this.pinSize(pin)) this.complete.add(pin)
@@ -116,11 +118,12 @@ export class Keeper implements Keeping, KeptTransfers {
     const pinned = this.isPinned(target.scope) || (files.length > 0 && files.every((f) => this.kept.has(f.cacheKey)))
     const size = files.reduce((n, f) => n + f.size, 0)
     const cached = files.reduce((n, f) => n + Math.min(f.size, this.content.cachedBytes(f)), 0)
-    return stateText(pinned, cached, size)
+    const failed = files.map((f) => this.failed.get(f.cacheKey)).find((r) => r !== undefined) ?? null
+    return stateText(pinned, cached, size, failed)
   }
 
   async pin(target: KeepTarget): Promise<void> {
-    if (this.isPinned(target.scope)) return
+    if (this.isPinned(target.scope)) return this.retry(target)
     const { files, transfers } = await target.covered()
     try {
       await this.content.keep(files)
@@ -138,6 +141,15 @@ export class Keeper implements Keeping, KeptTransfers {
     for (const f of files) this.kept.set(f.cacheKey, f)
     for (const f of files) this.failed.delete(f.cacheKey)
     this.cfg.log?.info(`pinned ${target.label}: ${files.length} files to keep on this machine`)
+    this.kick()
+  }
+
+  /** Pinned again: the files whose fetching stopped on a failure are tried again. */
+  private async retry(target: KeepTarget): Promise<void> {
+    const { files } = await target.covered()
+    const again = files.filter((f) => this.failed.delete(f.cacheKey))
+    if (again.length === 0) return
+    this.cfg.log?.info(`pinned ${plainText(target.label)} again: ${again.length} file${again.length === 1 ? '' : 's'} that failed tried again`)
     this.kick()
   }
 
@@ -251,18 +263,27 @@ export class Keeper implements Keeping, KeptTransfers {
       this.current = { file, abort }
       try {
         await this.content.fetchAll(file, { signal: abort.signal, onProgress: () => this.rate.add(this.cachedTotal()) })
+        // A fetch that ends with bytes still missing is not tried again at once: picked
+        // again and again without a pause, it would keep this loop from ever yielding.
+        if (this.content.cachedBytes(file) < file.size) this.giveUp(file, 'not all of its bytes could be kept')
         this.told()
       } catch (e) {
         if (!abort.signal.aborted) {
-          // fetchAll rides out what is transient: what it rejects with is a definitive answer (the transfer gone or expired).
-          const reason = (e as Error).message
-          this.failed.set(file.cacheKey, reason)
-          this.cfg.log?.warn(`keeping ${file.fileName} stopped: ${reason}`)
+          // fetchAll rides out what is transient: what it rejects with is a definitive answer
+          // (the transfer gone or expired), or the service failing the file every time until
+          // the retry policy gave up. It is not asked again until pinned again or remounted.
+          this.giveUp(file, (e as Error).message)
         }
       } finally {
         this.current = null
       }
     }
+  }
+
+  /** Keeping `file` stopped short: it is not fetched again until pinned again or remounted. */
+  private giveUp(file: RemoteFile, reason: string): void {
+    this.failed.set(file.cacheKey, reason)
+    this.cfg.log?.warn(`keeping ${plainText(file.fileName)} stopped: ${plainText(reason)}; pin it again or remount to try again`)
   }
 
   /** Tells each pin that has just become complete on disk. */
@@ -303,7 +324,7 @@ export class Keeper implements Keeping, KeptTransfers {
       let state: KeepStatusEntry['state'] = bytesCached >= bytesTotal ? 'kept' : active ? 'fetching' : 'waiting'
       let note: string | null = null
       if (failures.length > 0) {
-        note = `${failures.length} file${failures.length === 1 ? '' : 's'} could not be fetched: ${failures[0]}`
+        note = `${failures.length} file${failures.length === 1 ? '' : 's'} could not be fetched: ${failures[0]}; pin it again or remount to try again`
         if (state !== 'kept' && !active) state = 'failed'
       }
       if (trouble) {
@@ -316,7 +337,8 @@ export class Keeper implements Keeping, KeptTransfers {
         rate: pinRate, eta: pinRate && pinRate > 0 ? Math.ceil((bytesTotal - bytesCached) / pinRate) : null, note,
       }
     })
-    return { entries, cache: this.content.cacheUse() }
+    const damage = this.pins.damage
+    return { entries, cache: this.content.cacheUse(), ...(damage ? { notices: [damageText(damage)] } : {}) }
   }
 
   /** The saved pin of a scope (tests, the control socket). */

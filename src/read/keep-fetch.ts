@@ -17,6 +17,7 @@ import { DeadlineError, IntegrityError, NetworkError, ServiceError } from '../ap
 import { classify } from '../api/failure.js'
 import { spanCount } from '../base/chunk-grid.js'
 import { formatBytes } from '../base/format-bytes.js'
+import { stateCount } from '../base/state-file.js'
 import type { BlockBuffers } from './block-buffers.js'
 import { recordBytes } from './cache-records.js'
 import { MAX_WRITE_BACKLOG, type DiskBlockCache } from './disk-cache.js'
@@ -152,6 +153,9 @@ export class DiskKeeping implements CacheKeeping {
     const { disk } = this.path
     if (!disk) throw this.noDiskCache(file.size)
     signal.throwIfAborted()
+    // Blocks are counted from the size: one that is not a whole number (a damaged pins file)
+    // would make a pass that finds nothing missing, or never ends.
+    if (stateCount(file.size) === null) throw new Error('its saved size is not a whole number of bytes')
     const { blockSize, pieceSize } = this.path.options
     const blocks = spanCount(file.size, blockSize)
     const runBlocks = Math.max(1, Math.floor(pieceSize / blockSize))
@@ -182,6 +186,7 @@ export class DiskKeeping implements CacheKeeping {
             if (signal.aborted) throw signal.reason
             const verdict = judge(e)
             if (verdict === 'definitive') throw e
+            if (verdict === 'refused') throw refusal(e)
             troubled = true
             if (verdict === 'transient') await this.pause(signal)
           }
@@ -312,6 +317,21 @@ interface Arrived {
   write: Promise<void>
 }
 
+/** The service says it is busy (429, 503): it will serve the file later, so the fetch only pauses. */
+function busy(e: ServiceError): boolean {
+  return e.httpStatus === 429 || e.httpStatus === 503
+}
+
+/** The service answered the file with an error until the retry policy gave up; the message says so in a few words (shown in `.status` and the state attribute). */
+export class RefusedError extends Error {
+  override readonly name = 'RefusedError'
+}
+
+function refusal(e: unknown): RefusedError {
+  const answer = e instanceof ServiceError ? e : (e as Error).cause as ServiceError
+  return new RefusedError(`the service answers ${answer.httpStatus} every time`, { cause: e })
+}
+
 /** Consecutive blocks of `missing` (ascending) as runs [first, end), none longer than `most` nor across a multiple of it. */
 function runsOf(missing: readonly number[], most: number): [number, number][] {
   const runs: [number, number][] = []
@@ -324,12 +344,16 @@ function runsOf(missing: readonly number[], most: number): [number, number][] {
 }
 
 /**
- * What a failed run means: a definitive answer (the transfer gone) ends the fetch; a
- * transient fault that outlasted the deadline pauses it; a reader's fetch it waited on
- * being cancelled only needs the run asked again.
+ * What a failed run means: a definitive answer (the transfer gone) ends the fetch; so does
+ * the service answering with an error every time until the retry policy gave up (`refused`:
+ * a file it cannot serve, such as one it answers 500 for, would otherwise be asked for as
+ * long as the mount runs); a transient fault of the connection that outlasted the deadline
+ * pauses it (the service unreachable: it goes on once it is back); a reader's fetch it
+ * waited on being cancelled only needs the run asked again.
  */
-function judge(e: unknown): 'definitive' | 'transient' | 'again' {
-  if (e instanceof ServiceError) return classify('download', e).retry ? 'transient' : 'definitive'
+function judge(e: unknown): 'definitive' | 'refused' | 'transient' | 'again' {
+  if (e instanceof ServiceError) return !classify('download', e).retry ? 'definitive' : busy(e) ? 'transient' : 'refused'
+  if (e instanceof DeadlineError && e.cause instanceof ServiceError) return busy(e.cause) ? 'transient' : 'refused'
   if (e instanceof DeadlineError || e instanceof NetworkError || e instanceof IntegrityError) return 'transient'
   if (e instanceof Error && e.name === 'AbortError') return 'again'
   return 'definitive'

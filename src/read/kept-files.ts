@@ -10,10 +10,11 @@
 // shares what is left (diskCacheBytes less that). Ordinary reads can then never fill the
 // room a pin was promised, and a pin never needs to evict to fit, only to drop unkept
 // bytes past the smaller share.
-import { readdir, readFile, rename, rm } from 'node:fs/promises'
+import { readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isTempOfDurableWrite, writeFileDurably } from '../base/durable-file.js'
 import { formatBytes } from '../base/format-bytes.js'
+import { parseStateText, setAside } from '../base/state-file.js'
 import { recordBytes } from './cache-records.js'
 
 const LIST_NAME = 'kept-v1.json'
@@ -104,7 +105,7 @@ export class KeptFiles {
     if (text !== null) {
       const entries = parseList(text)
       if (entries) for (const e of entries) files.add(e)
-      else await rename(files.path, `${files.path}.damaged`).catch(() => {})
+      else await setAside(files.path).catch(() => {})
     }
     // Left by a save a kill interrupted: never read, so removed.
     const names = await readdir(dir).catch(() => [] as string[])
@@ -227,7 +228,7 @@ function bump(map: Map<string, number>, id: string, n: number): void {
 /** The entries of a saved list, or null when it is not one. */
 function parseList(text: string): KeptEntry[] | null {
   try {
-    const parsed = JSON.parse(text) as unknown
+    const parsed = parseStateText(text, LIST_NAME)
     if (typeof parsed !== 'object' || parsed === null) return null
     const { version, files } = parsed as { version?: unknown; files?: unknown }
     if (version !== 1 || typeof files !== 'object' || files === null) return null

@@ -128,10 +128,12 @@ export interface CacheKeeping {
    * is in flight or started in the last moment, and fetches in small runs (a few MiB) at
    * BACKGROUND priority, one at a time, so an open file's reads go first. Resolves once every
    * block is on disk (written, not merely fetched: a block the disk cache skipped for a full
-   * write backlog is written again). Follows the read path's failure policy: transient faults
-   * retried until the deadline, over and over while the signal is not aborted (a network loss
-   * pauses it; it goes on when the service is back); a definitive answer (a ServiceError such
-   * as the transfer gone) rejects at once. Rejects with the signal's reason when aborted.
+   * write backlog is written again). Follows the read path's failure policy: faults of the
+   * connection retried until the deadline, over and over while the signal is not aborted (a
+   * network loss pauses it; it goes on when the service is back), as is a busy service (429,
+   * 503); a definitive answer (a ServiceError such as the transfer gone) rejects at once, and
+   * another error answer (a 500) once it lasted until the policy gave up. Rejects with the
+   * signal's reason when aborted.
    * onProgress gets the file's bytes on disk after each run.
    */
   fetchAll(file: RemoteFile, options: { signal: AbortSignal; onProgress?: (bytesOnDisk: number) => void }): Promise<void>

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { isTempOfDurableWrite, removeDurably, writeFileDurably } from '../base/durable-file.js'
+import { readStateFile, stateCount } from '../base/state-file.js'
 import type { InitializeAnswer } from './ports.js'
 
 export interface JournalFile {
@@ -105,8 +106,9 @@ export class Journal {
       }
       if (!name.endsWith('.json')) continue
       try {
-        const rec = JSON.parse(await fsp.readFile(full, 'utf8')) as JournalRecord
-        if (rec.version === 1 && typeof rec.entryKey === 'string') out.push(rec)
+        const rec = await readStateFile(full)
+        if (isJournalRecord(rec)) out.push(rec)
+        else throw new Error(`${full}: not a journal record`)
       } catch {
         // A torn file cannot come from writeFileDurably; keep it aside rather than guess.
         await fsp.rename(full, full + '.bad').catch(() => undefined)
@@ -182,4 +184,14 @@ export class Journal {
     this.halted = true
     await Promise.allSettled([...this.inFlight])
   }
+}
+
+/** A record as loadAll takes it: the counts the send does arithmetic with are whole numbers (a chunk size above 0). */
+function isJournalRecord(v: unknown): v is JournalRecord {
+  if (typeof v !== 'object' || v === null) return false
+  const r = v as Partial<JournalRecord>
+  return r.version === 1 && typeof r.entryKey === 'string' && (stateCount(r.chunkSize) ?? 0) > 0 &&
+    Array.isArray(r.files) && r.files.every((f) => typeof f === 'object' && f !== null && stateCount(f.size) !== null) &&
+    (r.confirmed === undefined || (typeof r.confirmed === 'object' && r.confirmed !== null &&
+      Object.values(r.confirmed).every((list) => Array.isArray(list) && list.every((i) => stateCount(i) !== null))))
 }

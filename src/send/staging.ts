@@ -6,6 +6,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { FsError, type FsErrorCode } from '../vfs/core.js'
 import { writeFileDurably } from '../base/durable-file.js'
+import { readStateFile, stateCount } from '../base/state-file.js'
 import { isWithin, splitPath } from './names.js'
 import type { CancelTimer, Clock } from '../base/clock.js'
 
@@ -86,6 +87,20 @@ export async function diskBytesOf(dir: string): Promise<number> {
 
 export interface StoredAttr { mode?: number; uid?: number; gid?: number }
 
+/** A saved attribute whose fields are whole numbers in range (a mode of 12 bits, 32-bit ids); null when it is not one. */
+function storedAttr(v: unknown): StoredAttr | null {
+  if (typeof v !== 'object' || v === null) return null
+  const out: StoredAttr = {}
+  for (const [key, max] of [['mode', 0o7777], ['uid', 0xffff_ffff], ['gid', 0xffff_ffff]] as const) {
+    const n = (v as Record<string, unknown>)[key]
+    if (n === undefined) continue
+    const checked = stateCount(n, max)
+    if (checked === null) return null
+    out[key] = checked
+  }
+  return out
+}
+
 /**
  * Mode, owner and group as the user set them (chmod/chown are accepted, stored and
  * reported back, never applied to the staging files, which stay private to us). Saved
@@ -102,8 +117,11 @@ export class AttrStore {
 
   async load(): Promise<void> {
     try {
-      const obj = JSON.parse(await fsp.readFile(this.file, 'utf8')) as Record<string, StoredAttr>
-      this.attrs = new Map(Object.entries(obj))
+      const obj = await readStateFile(this.file)
+      this.attrs = new Map(typeof obj === 'object' && obj !== null ? Object.entries(obj).flatMap(([p, a]) => {
+        const attr = storedAttr(a)
+        return attr ? [[p, attr] as const] : []
+      }) : [])
     } catch {
       this.attrs = new Map()
     }

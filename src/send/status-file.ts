@@ -4,6 +4,7 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomically } from '../base/durable-file.js'
+import { readStateFile, stateCount } from '../base/state-file.js'
 import { renderStatusJson, type SendStatus } from './status.js'
 
 export const STATUS_JSON_FILE = 'status.json'
@@ -72,7 +73,7 @@ export class StatusFiles {
 /** status.json as a reader finds it, or null when no mount ever wrote one. */
 export async function readStatusFile(dir: string): Promise<StatusFileContent | null> {
   try {
-    return JSON.parse(await fsp.readFile(path.join(dir, STATUS_JSON_FILE), 'utf8')) as StatusFileContent
+    return ((await readStateFile(path.join(dir, STATUS_JSON_FILE))) ?? null) as StatusFileContent | null
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw err
@@ -82,6 +83,8 @@ export async function readStatusFile(dir: string): Promise<StatusFileContent | n
 /** True when the file was written by a mount that is still running. */
 export function isLive(s: StatusFileContent, now = Date.now()): boolean {
   if (!s.running) return false
+  // Written by a mount, but read as any file: numbers that are not counts say nothing alive.
+  if (stateCount(s.pid) === null || stateCount(s.at) === null || stateCount(s.intervalMs) === null) return false
   try {
     process.kill(s.pid, 0)
   } catch {

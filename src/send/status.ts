@@ -56,6 +56,8 @@ export interface KeepStatus {
   entries: KeepStatusEntry[]
   /** Bytes set aside for pinned files (their whole size), other cached bytes, and the budget (diskCacheBytes). */
   cache: { keptBytes: number; otherBytes: number; budgetBytes: number }
+  /** What went wrong with the saved pins themselves (a damaged pins file set aside); absent when nothing did. */
+  notices?: string[]
 }
 
 export interface SendStatus {
@@ -150,6 +152,7 @@ export function renderStatusText(status: SendStatus): string {
 function keepLines(keep: KeepStatus): string[] {
   const { keptBytes, otherBytes, budgetBytes } = keep.cache
   const lines = [`kept offline: ${keep.entries.length} pin${keep.entries.length === 1 ? '' : 's'}; cache: ${formatBytes(keptBytes)} pinned, ${formatBytes(otherBytes)} other, budget ${formatBytes(budgetBytes)}`]
+  for (const n of keep.notices ?? []) lines.push(`pins: ${n}`)
   for (const e of keep.entries) {
     let line = `${e.state.padEnd(8)} ${e.name}  ${formatBytes(e.bytesCached)} / ${formatBytes(e.bytesTotal)}, ${e.files} file${e.files === 1 ? '' : 's'}`
     if (e.rate !== null) line += `  ${formatBytes(Math.round(e.rate))}/s`

@@ -3,8 +3,8 @@
 // wrote. A mark lasts until the file is written again from its start (created, or
 // truncated to nothing, as `cp` does) or removed, and it survives a remount: it is kept
 // on disk with the journal's care.
-import { promises as fsp } from 'node:fs'
 import { writeFileDurably } from '../base/durable-file.js'
+import { readStateFile } from '../base/state-file.js'
 import { isWithin } from './names.js'
 
 export class WriteFailures {
@@ -16,8 +16,8 @@ export class WriteFailures {
 
   async load(): Promise<void> {
     try {
-      const saved = JSON.parse(await fsp.readFile(this.file, 'utf8')) as Record<string, string>
-      this.marks = new Map(Object.entries(saved).filter(([, why]) => typeof why === 'string'))
+      const saved = await readStateFile(this.file)
+      this.marks = typeof saved === 'object' && saved !== null ? new Map(Object.entries(saved).filter((e): e is [string, string] => typeof e[1] === 'string')) : new Map()
     } catch {
       this.marks = new Map()
     }

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto'
 import { close, ftruncate, open, promises as fsp, write } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import { parseStateText } from '../base/state-file.js'
 
 // A plain descriptor, not a FileHandle: a run that ends without closing it (a crash, or
 // a test standing in for one) leaves it to the process's end, without a warning.
@@ -137,7 +138,7 @@ function replay(text: string): string[] {
 
 function parseLeftovers(text: string): string[] {
   try {
-    const list: unknown = JSON.parse(text)
+    const list = parseStateText(text, LEFTOVERS_FILE)
     return Array.isArray(list) ? list.filter((p): p is string => typeof p === 'string') : []
   } catch {
     return []

@@ -102,10 +102,15 @@ export function pinWanted(value: Buffer): boolean {
   throw new FsError('EINVAL', `${PIN_XATTR} takes 1 (pin) or 0 (unpin), not "${value.toString('utf8').slice(0, 40)}"`)
 }
 
-/** What `user.transferfs.state` says, from what the cache holds of a node's files and whether it is pinned. */
-export function stateText(pinned: boolean, cachedBytes: number, sizeBytes: number): string {
+/**
+ * What `user.transferfs.state` says, from what the cache holds of a node's files and whether
+ * it is pinned; `failed`: why fetching some of its files stopped (it is tried again when
+ * pinned again or at the next mount).
+ */
+export function stateText(pinned: boolean, cachedBytes: number, sizeBytes: number, failed: string | null = null): string {
   const percent = sizeBytes > 0 ? Math.floor((100 * cachedBytes) / sizeBytes) : 100
   const complete = cachedBytes >= sizeBytes
+  if (pinned && !complete && failed !== null) return `pinned, failed: ${failed}`
   if (pinned) return complete ? 'pinned' : `pinned, fetching ${percent}%`
   if (complete && sizeBytes > 0) return 'cached'
   return cachedBytes > 0 ? `partial ${percent}%` : 'online'

@@ -1,11 +1,12 @@
 // `transferfs download` against the local service: every file verified by MD5, the ZIP,
-// a damaged chunk caught by its range hash, an existing file left alone, and a download
-// killed mid-way that resumes without fetching the chunks it had finished.
+// a damaged chunk caught by its range hash, an existing file left alone, a download
+// killed mid-way that resumes without fetching the chunks it had finished, and one whose
+// transfer holds "X" and "X.part" side by side.
 import { createHash } from 'node:crypto'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { STATE_SUFFIX, PART_SUFFIX, type SidecarState } from '../../src/cli/download-resume.js'
+import { partialOf, PARTIAL_DIR, type SidecarState } from '../../src/cli/download-resume.js'
 import { EXIT } from '../../src/cli/output/exit-codes.js'
 import { run, tempDir, unmountAll, waitFor, waitForExit } from '../support/mount.js'
 import { bytes, cli, jsonOf, putTransfer, startCli, startWorld, stopWorld, type CliWorld } from './harness.js'
@@ -113,39 +114,18 @@ describe('download', () => {
     // Slow enough that the kill lands while chunks are still missing.
     await w.service.controls.throttle({ bytesPerSecond: 1.5 * MiB })
     const child = startCli(['download', t.id, '-o', out, '--chunk-size', '1M'])
-    let verifiedAtKill: number[] = []
-    const readState = async () => {
-      try {
-        return JSON.parse(await readFile(target + STATE_SUFFIX, 'utf8')) as SidecarState
-      } catch {
-        return null
-      }
-    }
-    try {
-      expect(await waitFor(async () => ((await readState())?.verified.length ?? 0) >= 2, 60_000, 50)).toBe(true)
-      child.kill('SIGKILL')
-      expect(await waitForExit(child.pid!, 10_000)).toBe(true)
-    } finally {
-      child.kill('SIGKILL')
-    }
-    verifiedAtKill = (await readState())!.verified
+    const partial = partialOf(out, target)
+    const readState = () => sidecarOf(partial.state)
+    await killOnceVerified(child, readState, 2)
+    const verifiedAtKill = (await readState())!.verified
     expect(verifiedAtKill.length).toBeGreaterThanOrEqual(2)
     expect(verifiedAtKill.length).toBeLessThan(chunks)
     // The partial file holds exactly the verified chunks' bytes at their places.
-    const part = await readFile(target + PART_SUFFIX)
+    const part = await readFile(partial.bytes)
     for (const i of verifiedAtKill) expect(md5(part.subarray(i * MiB, (i + 1) * MiB))).toBe(md5(data.subarray(i * MiB, (i + 1) * MiB)))
 
     await w.service.controls.throttle({})
-    // The killed process's connections may still be served a piece until the service sees
-    // them closed: count only once the byte counter stands still.
-    let last = -1
-    expect(await waitFor(async () => {
-      const now = (await w.service.controls.counters()).bytesServed
-      const still = now === last
-      last = now
-      return still
-    }, 10_000, 300)).toBe(true)
-    await w.service.controls.resetCounters()
+    await countFromZero()
     const r = await cli(['download', t.id, '-o', out, '--chunk-size', '1M', '--json'])
     expect(r.code, r.stderr).toBe(0)
     const report = jsonOf<DownloadJson>(r)
@@ -155,7 +135,85 @@ describe('download', () => {
     expect(counters.routes.download).toBe(missing)
     expect(counters.bytesServed).toBe(missing * MiB)
     expect(md5(await readFile(target))).toBe(md5(data))
-    await expect(readFile(target + STATE_SUFFIX)).rejects.toThrow()
-    await expect(readFile(target + PART_SUFFIX)).rejects.toThrow()
+    // Nothing of the staging is left once every file is whole.
+    expect(await readdir(out)).toEqual(['movie.bin'])
+  })
+
+  it('"X" and "X.part" of one transfer: killed mid-way and resumed, both arrive whole and neither is taken for the other\'s partial bytes', async () => {
+    const big = bytes(8 * MiB, 11)
+    const other = bytes(3 * MiB + 5, 12)
+    const files = [{ name: 'big.bin', data: big }, { name: 'big.bin.part', data: other }, { name: 'big.bin.part.state', data: Buffer.from('{}') }]
+    const t = await putTransfer(w.client, files)
+    const out = await tempDir()
+    await w.service.controls.throttle({ bytesPerSecond: 1.5 * MiB })
+    const child = startCli(['download', t.id, '-o', out, '--chunk-size', '1M'])
+    const readState = () => sidecarOf(partialOf(out, path.join(out, 'big.bin')).state)
+    // Killed once "big.bin.part" is whole and "big.bin" is not: where the partial bytes of
+    // "big.bin" were "big.bin.part", the next run took one for the other.
+    const otherWhole = async () => (await readFile(path.join(out, 'big.bin.part')).then(md5, () => null)) === md5(other)
+    await killOnceVerified(child, readState, 2, otherWhole)
+    const atKill = (await readState())!.verified.length
+    expect(atKill).toBeLessThan(8)
+    // The partial bytes wait in the hidden folder; what is beside the files is only ever whole.
+    expect((await readFile(partialOf(out, path.join(out, 'big.bin')).bytes)).length).toBe(big.length)
+    for (const f of files) {
+      const there = await readFile(path.join(out, f.name)).catch(() => null)
+      if (there) expect(md5(there), f.name).toBe(md5(f.data))
+    }
+
+    await w.service.controls.throttle({})
+    await countFromZero()
+    const r = await cli(['download', t.id, '-o', out, '--chunk-size', '1M', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const report = jsonOf<DownloadJson>(r)
+    expect(report.files.find((f) => f.name === 'big.bin')).toMatchObject({ outcome: 'resumed', fetchedChunks: 8 - atKill })
+    for (const f of files) expect(md5(await readFile(path.join(out, f.name))), f.name).toBe(md5(f.data))
+    expect((await readdir(out)).sort()).toEqual(files.map((f) => f.name).sort())
+  })
+
+  it('a transfer\'s own ".transferfs-partial" folder is downloaded beside the staging folder, under another name', async () => {
+    const files = [{ name: `${PARTIAL_DIR}/files/a.txt`, data: Buffer.from('mine\n') }, { name: 'a.txt', data: Buffer.from('top\n') }]
+    const t = await putTransfer(w.client, files)
+    const out = await tempDir()
+    const r = await cli(['download', t.id, '-o', out, '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(await readFile(path.join(out, `${PARTIAL_DIR} (2)`, 'files', 'a.txt'), 'utf8')).toBe('mine\n')
+    expect(await readFile(path.join(out, 'a.txt'), 'utf8')).toBe('top\n')
   })
 })
+
+/** A download's sidecar as it stands, or null while there is none. */
+async function sidecarOf(file: string): Promise<SidecarState | null> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as SidecarState
+  } catch {
+    return null
+  }
+}
+
+/** SIGKILLs the download once its sidecar lists `chunks` verified chunks (and `also` holds). */
+async function killOnceVerified(child: ReturnType<typeof startCli>, state: () => Promise<SidecarState | null>, chunks: number,
+  also: () => Promise<boolean> = async () => true): Promise<void> {
+  try {
+    expect(await waitFor(async () => ((await state())?.verified.length ?? 0) >= chunks && (await also()), 60_000, 50)).toBe(true)
+    child.kill('SIGKILL')
+    expect(await waitForExit(child.pid!, 10_000)).toBe(true)
+  } finally {
+    child.kill('SIGKILL')
+  }
+}
+
+/**
+ * Zeroes the service's counters once a killed download's connections are no longer served:
+ * they may still be sent a piece until the service sees them closed.
+ */
+async function countFromZero(): Promise<void> {
+  let last = -1
+  expect(await waitFor(async () => {
+    const now = (await w.service.controls.counters()).bytesServed
+    const still = now === last
+    last = now
+    return still
+  }, 10_000, 300)).toBe(true)
+  await w.service.controls.resetCounters()
+}

@@ -98,7 +98,7 @@ describe('folders and the config file', () => {
     expect(loaded.configFile).toBe(path.join(dir, 'config.json'))
 
     await writeFile(path.join(dir, 'config.json'), '{ not json')
-    await expect(loadSettings({}, env)).rejects.toThrow(/config\.json: not valid JSON/)
+    await expect(loadSettings({}, env)).rejects.toThrow(/config\.json:1:3: not valid JSON/)
     await rm(dir, { recursive: true, force: true })
   })
 })

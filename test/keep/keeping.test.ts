@@ -1,14 +1,16 @@
 // The pure parts of keeping transfers offline: what the pin attribute's value means, what
 // the state attribute says, when two pins are the same, the pins file, the fetch rate.
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { PinStore } from '../../src/keep/pin-store.js'
 import { RateWindow } from '../../src/keep/rate-window.js'
 import type { Transfer } from '../../src/api/types.js'
 import type { RemoteFile } from '../../src/read/source.js'
 import { FsError } from '../../src/vfs/core.js'
+import { run, TS_REGISTER } from '../support/mount.js'
 import { pinWanted, sameScope, stateText, type PinScope } from '../../src/vfs/keeping.js'
 
 const ref = (id: string) => ({ key: `id:${id}`, via: 'id' as const, token: id })
@@ -88,14 +90,58 @@ describe('the pins file', () => {
     expect(JSON.parse(await readFile(at, 'utf8')).version).toBe(1)
   })
 
-  it('refuses a file it cannot read rather than taking it for no pins', async () => {
+  it('refuses a file it cannot read, or of another version, rather than taking it for no pins', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'pins-'))
     const at = path.join(dir, 'pins.json')
     await writeFile(at, JSON.stringify({ version: 99, pins: [] }))
     await expect(PinStore.open(at)).rejects.toThrow(/version 99/)
-    await writeFile(at, '{not json')
-    await expect(PinStore.open(at)).rejects.toThrow()
+    await rm(at)
+    await mkdir(at)
+    await expect(PinStore.open(at)).rejects.toThrow(/EISDIR/)
   })
+
+  it('sets a damaged file aside, keeps the pins that validate and says what it dropped', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'pins-'))
+    const at = path.join(dir, 'pins.json')
+    const pin = (label: string, size: unknown) => ({
+      scope: { kind: 'search', words: label }, label, since: 1, transfers: [],
+      files: [{ transferId: 't', fileName: 'f', size, md5: null, downloadUrl: 'u', cacheKey: `k-${label}` }],
+    })
+    await writeFile(at, JSON.stringify({ version: 1, pins: [pin('a', 10), null, pin('b', 'NaN'), pin('c', -1), pin('d', 0)] }))
+    const store = await PinStore.open(at)
+    expect(store.list().map((p) => p.label)).toEqual(['a', 'd'])
+    expect(store.damage).toMatchObject({ why: `${at}: 3 of 5 entries are not pins`, kept: 2, dropped: 3 })
+    expect(store.damage!.movedTo).toMatch(/pins\.json\.damaged-\d{8}T\d{6}Z$/)
+    // The pins kept are saved again, and read back whole.
+    expect((await PinStore.open(at)).list().map((p) => p.label)).toEqual(['a', 'd'])
+    expect((await PinStore.open(at)).damage).toBeNull()
+
+    // Cut short: the pins on the lines before the cut are kept; nothing of the file is quoted.
+    const text = await readFile(at, 'utf8')
+    await writeFile(at, text.slice(0, text.indexOf('"d"') + 2))
+    const cut = await PinStore.open(at)
+    expect(cut.list().map((p) => p.label)).toEqual(['a'])
+    expect(cut.damage!.why).toMatch(new RegExp(`^${at}:3:\\d+: not valid JSON \\(`))
+    expect(cut.damage!.why).not.toContain('search')
+    expect(cut.damage).toMatchObject({ kept: 1, dropped: 1 })
+  })
+})
+
+describe('a kept file whose saved size does not match its bytes', () => {
+  // Run in a process of its own: a keeper whose fetching loop never yields would stop this
+  // one too, timers and test timeouts included.
+  const script = fileURLToPath(new URL('./fixtures/keeper-start.ts', import.meta.url))
+  const start = (mode: string) => run(process.execPath, ['--import', TS_REGISTER, script, mode], { timeoutMs: 30_000 })
+
+  it('a size that is not a number: the pin is dropped, and the keeper goes on', async () => {
+    const r = await start('string+1')
+    expect(r.stdout, r.stderr).toBe('yielded []\n')
+  }, 40_000)
+
+  it('a whole number more than its blocks hold: the file is marked failed, not fetched again and again', async () => {
+    const r = await start('number+1')
+    expect(r.stdout, r.stderr).toBe('yielded ["failed"]\n')
+  }, 40_000)
 })
 
 describe('the fetch rate', () => {
