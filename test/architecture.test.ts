@@ -1,6 +1,8 @@
 // The dependency rules of src/, read from the import statements: the ground floor imports
 // nothing of ours, the client nothing but the ground floor, the read path nothing above
-// it, the local service nothing of the client but its types, and no folder or module loops back.
+// it, the local service nothing of the client but its types, the keeper and the desktop side
+// nothing of the FUSE adapter, the keeper nothing of the send path, and no folder or module
+// loops back.
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -81,6 +83,15 @@ describe('dependency rules of src/', () => {
 
   it('read imports only api and the ground floor (never vfs, send or cli)', () => {
     expect(breaches('read', (to) => ground(to) || folder(to) === 'api')).toEqual([])
+  })
+
+  it('keep and desktop import nothing of the FUSE adapter', () => {
+    expect(breaches('keep', (to) => folder(to) !== 'fuse')).toEqual([])
+    expect(breaches('desktop', (to) => folder(to) !== 'fuse')).toEqual([])
+  })
+
+  it('keep imports nothing of the send path (its status is its own, carried by send)', () => {
+    expect(breaches('keep', (to) => folder(to) !== 'send')).toEqual([])
   })
 
   it('emulator imports only the API types and the ground floor', () => {

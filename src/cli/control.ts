@@ -9,7 +9,7 @@
 import { chmod, unlink } from 'node:fs/promises'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { plainText } from '../base/shown-text.js'
-import type { Logger } from '../fuse/log.js'
+import type { Logger } from '../base/log.js'
 import { checkSocket, openControlPlace, type ControlPlace } from './control-place.js'
 
 /** Bytes of a request at most: a few thousand paths. */

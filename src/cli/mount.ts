@@ -11,7 +11,7 @@ import { DAEMON_ENV, reportFailure, startBackgroundMount } from '../fuse/backgro
 import { runMount } from '../fuse/lifecycle.js'
 import { loadFuse } from '../fuse/addon.js'
 import { checkMountPoint } from '../fuse/mount.js'
-import { stderrLogger } from '../fuse/log.js'
+import { stderrLogger } from '../base/log.js'
 import { addSettingFlags, composeMount, MOUNT_LOG_FILE, settingArgs, settingEnv } from './compose.js'
 
 interface MountOptions extends Record<string, unknown> {

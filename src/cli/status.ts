@@ -12,7 +12,8 @@ import { writeJson } from './output/json.js'
 import { isLive, readStatusFile, STATUS_WRITE_INTERVAL_MS, type StatusFileContent } from '../send/status-file.js'
 import { formatBytes } from '../base/format-bytes.js'
 import { plainText } from '../base/shown-text.js'
-import { renderStatusText, serviceLine, type KeepStatusEntry, type SendStatusEntry } from '../send/status.js'
+import type { KeepStatusEntry } from '../keep/status.js'
+import { renderStatusText, serviceLine, type SendStatusEntry } from '../send/status.js'
 
 interface StatusOptions extends Record<string, unknown> {
   json?: boolean

@@ -1,6 +1,7 @@
 // Every setting of transferfs in one place (rclone's options struct): its default,
 // its unit, its flag and its environment variable. Resolution order, highest first:
 // command-line flags > TRANSFERFS_* environment > config file > defaults.
+import { LOG_LEVELS, type LogLevel } from '../base/log.js'
 import { proxyForDisplay, proxyHasPassword } from '../api/proxy.js'
 import { DEFAULT_READ_OPTIONS, type ReadOptions } from '../read/options.js'
 import { DEFAULT_SEND_OPTIONS, type SendOptions } from '../send/options.js'
@@ -10,8 +11,6 @@ const KiB = 1024
 const MiB = 1024 * KiB
 const GiB = 1024 * MiB
 
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug'
-export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug']
 /** Which FUSE library the mount runs on; auto: libfuse 3 where it loads, else libfuse 2. */
 export type FuseLibrary = 'auto' | 'libfuse3' | 'libfuse2'
 export const FUSE_LIBRARIES: readonly FuseLibrary[] = ['auto', 'libfuse3', 'libfuse2']

@@ -3,7 +3,7 @@
 // transfer and each finished send (`notifyArrivals`). Arrivals and sends are logged
 // either way.
 import type { TransferClient } from '../api/client.js'
-import type { Logger } from '../fuse/log.js'
+import type { Logger } from '../base/log.js'
 import type { SentRecord } from '../send/ports.js'
 import type { Arrival } from '../vfs/inbox-news.js'
 import type { FilesListed } from '../vfs/listed.js'

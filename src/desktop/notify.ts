@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import type { Transfer } from '../api/types.js'
 import { markupText, plainText } from '../base/shown-text.js'
-import type { Logger } from '../fuse/log.js'
+import type { Logger } from '../base/log.js'
 
 /** What a notification says, as the texts themselves: notifySendArgs makes them safe to show. */
 export interface Notification {

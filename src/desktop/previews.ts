@@ -5,7 +5,7 @@
 // file manager then shows its generic icon, as it would without us.
 import type { FileDto } from '../api/types.js'
 import { decodeImage } from '../base/thumbnail.js'
-import type { Logger } from '../fuse/log.js'
+import type { Logger } from '../base/log.js'
 import type { ListedFile } from '../vfs/listed.js'
 import { fileUri, type ThumbnailCache, type ThumbnailSubject } from './thumbnail-cache.js'
 

@@ -4,9 +4,8 @@
 // (or its error) to the parent over the IPC channel.
 import type { FileSystemCore } from '../vfs/core.js'
 import { reportFailure, reportReady } from './background.js'
-import { stderrLogger, type Logger } from './log.js'
+import { stderrLogger, type Logger, type LogLevel } from '../base/log.js'
 import { fusermountUnmount, mountFileSystem, type MountHandle, type MountSettings } from './mount.js'
-import type { LogLevel } from '../config/settings.js'
 
 export interface RunMountOptions {
   log?: Logger

@@ -6,11 +6,11 @@
 // (pin-store.ts), and on every start the keeper takes its pins up again: the bytes already on
 // disk are not fetched again. A pinned inbox or search keeps each transfer it lists later,
 // found when the arrivals check sees it. What a pin covered stays kept until it is unpinned.
-import type { Logger } from '../fuse/log.js'
+import type { Logger } from '../base/log.js'
 import { plainText } from '../base/shown-text.js'
 import type { Transfer } from '../api/types.js'
 import { NoRoomError, type CacheKeeping, type RemoteFile } from '../read/source.js'
-import type { KeepStatus, KeepStatusEntry } from '../send/status.js'
+import type { KeepStatus, KeepStatusEntry } from './status.js'
 import { FsError } from '../vfs/core.js'
 import { sameScope, stateText, type Keeping, type KeptTransfers, type KeepTarget, type PinScope } from '../vfs/keeping.js'
 import type { MetadataStore } from '../vfs/metadata.js'

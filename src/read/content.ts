@@ -6,8 +6,9 @@
 import { DiskBlockCache } from './disk-cache.js'
 import { BlockFetcher, type Fetch, type FetchStats } from './fetcher.js'
 import { blockCacheBytes, consumedBlockBytes } from './budget.js'
-import { reasonOf, troubleLog, type ReadHealth, type ReadLog } from './read-log.js'
+import { reasonOf, troubleLog, type ReadHealth } from './read-log.js'
 import { spanAt } from '../base/chunk-grid.js'
+import type { Logger } from '../base/log.js'
 import { BlockBuffers } from './block-buffers.js'
 import { sumMemoryError } from './block-sum.js'
 import { BlockPool } from './disk-stream.js'
@@ -46,7 +47,7 @@ export class ReadPath implements FileContent, OpenFile, CacheKeeping, KeepingHos
     readonly source: RangeSource,
     options: ReadOptions,
     readonly disk: DiskBlockCache | null,
-    log: ReadLog | null,
+    log: Logger | null,
     context: ReadPathContext,
   ) {
     const cacheBytes = blockCacheBytes(options, disk !== null)
@@ -91,7 +92,7 @@ export class ReadPath implements FileContent, OpenFile, CacheKeeping, KeepingHos
   diskCacheError: unknown = null
 
   /** Opens the read path; with `diskCacheDir` set, the disk cache found there is taken up. */
-  static async create(source: RangeSource, options: Partial<ReadOptions> = {}, log: ReadLog | null = null, context: ReadPathContext = {}): Promise<ReadPath> {
+  static async create(source: RangeSource, options: Partial<ReadOptions> = {}, log: Logger | null = null, context: ReadPathContext = {}): Promise<ReadPath> {
     const o = resolveReadOptions(options)
     const memoryError = sumMemoryError()
     if (memoryError) throw memoryError

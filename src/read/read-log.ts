@@ -1,12 +1,7 @@
 // What the read path tells of reads in trouble: one line when a fetch starts retrying and
 // one when it ends (not one per try), and the state of those retrying for `.status`.
+import type { Logger } from '../base/log.js'
 import type { Fetch, FetchEvents } from './fetcher.js'
-
-/** Where the read path says that reads meet trouble (the mount's log); never given secrets. */
-export interface ReadLog {
-  info(msg: string): void
-  warn(msg: string): void
-}
 
 /** Reads that are retrying now, for `.status` and `transferfs status`. */
 export interface ReadHealth {
@@ -19,7 +14,7 @@ export interface ReadHealth {
 }
 
 /** Retrying is worth one line when it starts and one when it ends, not one per try. */
-export function troubleLog(log: ReadLog, deadlineMs: number): FetchEvents {
+export function troubleLog(log: Logger, deadlineMs: number): FetchEvents {
   const what = (f: Fetch) => `reading ${f.file.fileName} (transfer ${f.file.transferId})`
   return {
     retrying: (f, e) => log.info(`${what(f)}: ${reasonOf(e)}; retrying for up to ${Math.round(deadlineMs / 1000)} s`),

@@ -12,7 +12,8 @@ import type { SentLog, SentRecord } from './ports.js'
 import { FileSentLog } from './sent-log.js'
 import { ExistingTransferSender, ServiceSender } from './service-sender.js'
 import { StatusFiles } from './status-file.js'
-import { renderStatusText, type KeepStatus, type SendStatus, type ServiceHealth } from './status.js'
+import type { KeepStatus } from '../keep/status.js'
+import { renderStatusText, type SendStatus, type ServiceHealth } from './status.js'
 
 /** Folder (in the data folder) staging files copied into sent/ folders until they are added. */
 export const ADDITIONS_DIR = 'additions'

@@ -14,9 +14,9 @@ import type { Keeping, KeptTransfers } from './keeping.js'
 import { MetadataStore } from './metadata.js'
 import { NAME_MAX_BYTES } from './names.js'
 import { systemClock, type Clock } from '../base/clock.js'
+import type { Logger } from '../base/log.js'
 import { vfsSettings, type VfsSettings } from './settings.js'
 import { AreaRouter } from './router.js'
-import type { SearchLog } from './searches.js'
 import type { Area } from './areas/area.js'
 import { SentWithAdditions } from './areas/additions.js'
 import { byIdArea } from './areas/by-id.js'
@@ -44,7 +44,7 @@ export interface TransferFileSystemOptions {
   /** Look for new transfers in the background (arrivals.ts), telling each one here. */
   arrivals?: { onArrivals: (arrivals: Arrival[]) => void; options?: Partial<ArrivalOptions> }
   /** Told what no file operation can answer (search words the service refused). */
-  log?: SearchLog
+  log?: Logger
   /** The transfers kept on this machine (keeping.ts): known before anything is listed, so a mount started offline lists them. */
   kept?: KeptTransfers
 }

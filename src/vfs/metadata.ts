@@ -19,8 +19,9 @@ import { buildListing, type FolderListing, type TransferEntry, type TransferRef 
 import { InboxNews } from './inbox-news.js'
 import { NONE_KEPT, type KeptTransfers } from './keeping.js'
 import { Refreshing, type RefreshPolicy } from './refreshing.js'
-import { InboxSearches, silentSearchLog, type SearchLog } from './searches.js'
+import { InboxSearches } from './searches.js'
 import type { Clock } from '../base/clock.js'
+import { silentLogger, type Logger } from '../base/log.js'
 import type { VfsSettings } from './settings.js'
 import { idRef, TransferDetails, type Details } from './transfer-details.js'
 import { buildTransferTree, type TreeDir } from './transfer-tree.js'
@@ -79,7 +80,7 @@ export class MetadataStore {
   kept: KeptTransfers = NONE_KEPT
   private readonly readable = (transfer: Transfer): boolean => isReadable(transfer, this.kept)
 
-  constructor(private readonly catalog: TransferCatalog, settings: VfsSettings, clock: Clock, log: SearchLog = silentSearchLog) {
+  constructor(private readonly catalog: TransferCatalog, settings: VfsSettings, clock: Clock, log: Logger = silentLogger) {
     this.policy = {
       clock,
       ttlMs: settings.listingTtlMs,

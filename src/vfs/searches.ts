@@ -5,6 +5,7 @@
 // newest first. Words the service refuses give an empty result, kept for the TTL like any
 // other, and a line in the log: asking again with the same words gets the same answer.
 import { isRefusedRequest } from '../api/failure.js'
+import type { Logger } from '../base/log.js'
 import type { Transfer } from '../api/types.js'
 import type { FolderListing } from './folder-listing.js'
 import { textOfName } from './names.js'
@@ -16,13 +17,6 @@ import { Refreshing, type RefreshPolicy } from './refreshing.js'
  */
 const MAX_SEARCHES = 64
 
-/** Where the searches tell what no file operation can answer. */
-export interface SearchLog {
-  warn(message: string): void
-}
-
-export const silentSearchLog: SearchLog = { warn: () => undefined }
-
 export class InboxSearches {
   /** In the order they were first made. */
   private readonly searches = new Map<string, Refreshing<FolderListing>>()
@@ -33,7 +27,8 @@ export class InboxSearches {
     /** The folder the found transfers make, as `inbox/` would show them. */
     private readonly folderOf: (found: Transfer[]) => FolderListing,
     private readonly policy: RefreshPolicy,
-    private readonly log: SearchLog,
+    /** Where the searches tell what no file operation can answer. */
+    private readonly log: Logger,
   ) {}
 
   /** The transfers found for the name `search/<name>`: cached, or searched now. */

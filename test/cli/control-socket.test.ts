@@ -8,7 +8,7 @@ import path from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { CONTROL_SOCKET } from '../../src/cli/control-place.js'
 import { askMount, MAX_CONTROL_CONNECTIONS, REQUEST_DEADLINE_MS, serveControl, type ControlRequest, type ControlResult } from '../../src/cli/control.js'
-import { silentLogger, type Logger } from '../../src/fuse/log.js'
+import { silentLogger, type Logger } from '../../src/base/log.js'
 import { cli } from '../mount/harness.js'
 import { tempDir, unmountAll, waitFor } from '../support/mount.js'
 

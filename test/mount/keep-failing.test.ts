@@ -5,7 +5,7 @@
 // tries again.
 import path from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { KeepStatusEntry } from '../../src/send/status.js'
+import type { KeepStatusEntry } from '../../src/keep/status.js'
 import { run, unmountAll, waitFor } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, transferFolder, useAccount, type Account } from './harness.js'

@@ -7,7 +7,7 @@
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { KeepStatusEntry } from '../../src/send/status.js'
+import type { KeepStatusEntry } from '../../src/keep/status.js'
 import { run, unmountAll, useMounts, waitFor, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, transferFolder, useAccount, type Account } from './harness.js'

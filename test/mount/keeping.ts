@@ -1,7 +1,7 @@
 // What the keep-offline mount tests share: a transfer of random files made on the service, and
 // what a pin looks like from outside the mount (the state attribute, the status, a file's MD5).
 import { createHash, randomFillSync } from 'node:crypto'
-import type { KeepStatusEntry } from '../../src/send/status.js'
+import type { KeepStatusEntry } from '../../src/keep/status.js'
 import { run, waitFor } from '../support/mount.js'
 import type { TestService } from '../support/service.js'
 import { cli, serviceClient } from './harness.js'

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { getEventListeners } from 'node:events'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { silentLogger } from '../../src/base/log.js'
 import { DeadlineError, IntegrityError, NetworkError, OfflineError } from '../../src/api/errors.js'
 import { ReadPath } from '../../src/read/content.js'
 import { MemorySource, numberedFile, SMALL_GRID } from './memory-source.js'
@@ -193,6 +194,7 @@ describe('read path', () => {
     const lines: string[] = []
     const health: number[] = []
     const rp = await ReadPath.create(source, small, {
+      ...silentLogger,
       info: (m) => {
         lines.push(m)
         health.push(rp.health().retrying)

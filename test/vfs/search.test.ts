@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { TransferClient } from '../../src/api/client.js'
+import { silentLogger } from '../../src/base/log.js'
 import { toBuffer } from '../../src/read/bytes.js'
 import { ReadPath } from '../../src/read/content.js'
 import { ServiceRangeSource } from '../../src/read/service-source.js'
@@ -71,7 +72,7 @@ async function mountCore(retry: { maxTries: number; baseDelayMs: number } = { ma
   const content = await ReadPath.create(new ServiceRangeSource(client), { diskCacheDir: await fsp.mkdtemp(path.join(dataDir, 'cache-')) })
   const clock = new ManualClock(Date.now())
   const warnings: string[] = []
-  const fs = new TransferFileSystem({ catalog: new ServiceCatalog(client), content, clock, log: { warn: (m) => warnings.push(m) } })
+  const fs = new TransferFileSystem({ catalog: new ServiceCatalog(client), content, clock, log: { ...silentLogger, warn: (m) => warnings.push(m) } })
   return { fs, clock, warnings }
 }
 
