@@ -8,7 +8,6 @@
 // only answer "No space left on device", and Node has no call to set one.
 import { chmod, unlink } from 'node:fs/promises'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
-import { plainText } from '../base/shown-text.js'
 import type { Logger } from '../base/log.js'
 import { checkSocket, openControlPlace, type ControlPlace } from './control-place.js'
 
@@ -240,7 +239,8 @@ function parseReply(text: string): ControlResult[] | Error {
   }
   if (Array.isArray(reply) && reply.every(isResult)) return reply
   if (reply && typeof reply === 'object' && typeof (reply as { error?: unknown }).error === 'string') {
-    return new Error(`the mount says: ${plainText((reply as { error: string }).error)}`)
+    // Shown as text where every error is: reportError escapes the whole message once.
+    return new Error(`the mount says: ${(reply as { error: string }).error}`)
   }
   return new Error('the mount gave an answer this command does not know')
 }
