@@ -225,6 +225,8 @@ function folderNameOf(listing: FolderListing | undefined, transferid: string): s
  * `mountDir` (absolute) is where it will be mounted: thumbnails and notifications name files there.
  */
 export async function composeMount(loaded: LoadedSettings, mountDir: string, log: Logger = silentLogger): Promise<ComposedMount> {
+  // First: it loads the FUSE addon, whose failure (no FUSE library) leaves nothing open.
+  const readAheadKb = mountReadAheadKb(loaded.settings)
   const client = await createClient(loaded)
   if (!(await client.auth.isSignedIn())) {
     await client.close()
@@ -240,7 +242,7 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
   const sentLog = new FileSentLog(path.join(loaded.folders.data, SENT_FILE))
   // A fresh log object per listing: another process (the sender) may have appended since.
   const catalog = new ServiceCatalog(client, { list: () => new FileSentLog(sentLog.file).list() })
-  const readOptions = readOptionsOf(loaded, mountReadAheadKb(loaded.settings))
+  const readOptions = readOptionsOf(loaded, readAheadKb)
   const content = await ReadPath.create(new ServiceRangeSource(client), readOptions, log, {
     // A pin never takes the disk below the margin the outbox keeps too.
     freeSpace: async () => (await freeBytesOf(readOptions.diskCacheDir!)) - loaded.settings.minFreeBytes,
