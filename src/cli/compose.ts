@@ -12,7 +12,8 @@ import { proxyRoutes } from '../api/proxy.js'
 import { pemCertificates, readSystemStore } from '../api/trust.js'
 import { FOLDER_FLAGS } from '../config/paths.js'
 import { silentLogger, type Logger } from '../base/log.js'
-import { envName, flagName, readAheadKbOf, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings, type SettingTarget, type TargetOptions } from '../config/index.js'
+import { mountReadAheadKb } from '../fuse/mount.js'
+import { envName, flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings, type SettingTarget, type TargetOptions } from '../config/index.js'
 import type { ReachabilityState } from '../api/connectivity.js'
 import { ReadPath } from '../read/content.js'
 import type { ReadHealth } from '../read/read-log.js'
@@ -156,7 +157,8 @@ function optionsFor<T extends SettingTarget>(loaded: LoadedSettings, target: T):
   return Object.fromEntries(SETTINGS.filter((spec) => spec.feeds === target).map((spec) => [spec.key, loaded.settings[spec.key]])) as Partial<TargetOptions[T]>
 }
 
-export function readOptionsOf(loaded: LoadedSettings): Partial<ReadOptions> {
+/** `readAheadKb`: the kernel readahead the mount sets, settled on its FUSE library (mountReadAheadKb). */
+export function readOptionsOf(loaded: LoadedSettings, readAheadKb: number): Partial<ReadOptions> {
   const s = loaded.settings
   return {
     ...optionsFor(loaded, 'read'),
@@ -164,7 +166,7 @@ export function readOptionsOf(loaded: LoadedSettings): Partial<ReadOptions> {
     // read answers with its own reason before the FUSE adapter's deadline answers EIO.
     deadlineMs: Math.max(1000, s.readTimeoutMs - READ_ANSWER_MARGIN_MS),
     // Reads the kernel's readahead sends ahead of the reader are still one sequential run.
-    sequentialSlack: Math.max(DEFAULT_READ_OPTIONS.sequentialSlack, 2 * readAheadKbOf(s.readAheadKb) * 1024),
+    sequentialSlack: Math.max(DEFAULT_READ_OPTIONS.sequentialSlack, 2 * readAheadKb * 1024),
     diskCacheDir: path.join(loaded.folders.cache, CHUNK_CACHE_DIR),
   }
 }
@@ -223,6 +225,8 @@ function folderNameOf(listing: FolderListing | undefined, transferid: string): s
  * `mountDir` (absolute) is where it will be mounted: thumbnails and notifications name files there.
  */
 export async function composeMount(loaded: LoadedSettings, mountDir: string, log: Logger = silentLogger): Promise<ComposedMount> {
+  // First: it loads the FUSE addon, whose failure (no FUSE library) leaves nothing open.
+  const readAheadKb = mountReadAheadKb(loaded.settings)
   const client = await createClient(loaded)
   if (!(await client.auth.isSignedIn())) {
     await client.close()
@@ -238,7 +242,7 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
   const sentLog = new FileSentLog(path.join(loaded.folders.data, SENT_FILE))
   // A fresh log object per listing: another process (the sender) may have appended since.
   const catalog = new ServiceCatalog(client, { list: () => new FileSentLog(sentLog.file).list() })
-  const readOptions = readOptionsOf(loaded)
+  const readOptions = readOptionsOf(loaded, readAheadKb)
   const content = await ReadPath.create(new ServiceRangeSource(client), readOptions, log, {
     // A pin never takes the disk below the margin the outbox keeps too.
     freeSpace: async () => (await freeBytesOf(readOptions.diskCacheDir!)) - loaded.settings.minFreeBytes,

@@ -30,10 +30,13 @@ export const FUSE_LIBRARIES: readonly FuseLibrary[] = ['auto', 'libfuse3', 'libf
  */
 export const READ_AHEAD_KB_BY_LIBRARY: Readonly<Record<Exclude<FuseLibrary, 'auto'>, number>> = { libfuse3: 4096, libfuse2: 128 }
 
-/** The readahead a mount with `readAheadKb` gets on `library`; where the library is not known yet, the most it may get. */
-export function readAheadKbOf(readAheadKb: number, library?: Exclude<FuseLibrary, 'auto'>): number {
-  if (readAheadKb >= 0) return readAheadKb
-  return library ? READ_AHEAD_KB_BY_LIBRARY[library] : Math.max(...Object.values(READ_AHEAD_KB_BY_LIBRARY))
+/**
+ * The readahead a mount with `readAheadKb` gets on `library`. Only the library that loaded can
+ * tell (src/fuse/mount.ts, mountReadAheadKb): what the mount sets and what the read path is
+ * tuned for both come from here.
+ */
+export function readAheadKbOf(readAheadKb: number, library: Exclude<FuseLibrary, 'auto'>): number {
+  return readAheadKb >= 0 ? readAheadKb : READ_AHEAD_KB_BY_LIBRARY[library]
 }
 /** The settings whose value is one of a few words, and those words. */
 const CHOICES = { logLevel: LOG_LEVELS, fuseLibrary: FUSE_LIBRARIES } as const

@@ -209,7 +209,8 @@ export class FuseAdapter {
       this.windows?.passed(fh, pos)
       let data: unknown
       try {
-        data = core.read(path, fh, len, pos)
+        // fuse-native hands (buf, length, position); the core, like the read path below it, takes (position, length).
+        data = core.read(path, fh, pos, len)
       } catch (err) {
         data = Promise.reject(err)
       }

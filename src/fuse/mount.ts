@@ -140,11 +140,20 @@ function fuseOptions(adapter: FuseAdapter, settings: MountSettings): FuseOptions
 }
 
 /**
+ * The kernel readahead (KiB) a mount with these settings sets, once the FUSE library it mounts
+ * with is known: the addon is loaded here (once per process, addon.ts), so the mount that
+ * follows runs on the same library. The read path is tuned for it before the mount starts.
+ */
+export function mountReadAheadKb(settings: Pick<MountSettings, 'readAheadKb' | 'fuseLibrary'>): number {
+  return readAheadKbOf(settings.readAheadKb, loadFuse(settings.fuseLibrary).backend)
+}
+
+/**
  * More readahead keeps more reads in flight, hiding latency. The kernel takes it only from a
  * write under /sys (root); the INIT reply can only lower it. Best effort, said once when it fails.
  */
-async function raiseReadahead(m: MountEntry, settings: MountSettings, backend: FuseBackend, log: Logger): Promise<void> {
-  const kb = readAheadKbOf(settings.readAheadKb, backend)
+async function raiseReadahead(m: MountEntry, settings: MountSettings, log: Logger): Promise<void> {
+  const kb = mountReadAheadKb(settings)
   if (kb <= 0) return
   const file = `/sys/class/bdi/${m.major}:${m.minor}/read_ahead_kb`
   try {
@@ -196,7 +205,7 @@ export async function mountFileSystem(core: FileSystemCore, dir: string, setting
     await fusermountUnmount(dir)
     throw new Error(`cannot mount ${dir}: the mount did not appear`)
   }
-  await raiseReadahead(entry, settings, addon.backend, log)
+  await raiseReadahead(entry, settings, log)
   const windows = new ReadWindows({
     lend: (fh, start, bytes) => fuse.lendWindow(fh, start, bytes),
     withdraw: (fh, start) => fuse.withdrawWindow(fh, start),

@@ -62,9 +62,10 @@ export interface ReadOptions {
   /**
    * Bytes of tolerance around the end of the previous read that still count as
    * sequential. The kernel's readahead sends requests up to its whole window (the mount
-   * sets 4 MiB) ahead of the reader, many at once and out of order; a tolerance below
-   * that window took them for jumps, cancelled the prefetch and fetched its bytes again
-   * (a cold `cat` fetched 1.48× the file in 15× the requests). Twice the window. Reads
+   * sets 4 MiB on libfuse 3; src/cli/compose.ts raises this for a larger one) ahead of the
+   * reader, many at once and out of order; a tolerance below that window took them for
+   * jumps, cancelled the prefetch and fetched its bytes again (a cold `cat` fetched 1.48×
+   * the file in 15× the requests). Twice the window. Reads
    * within the run's lookahead of its furthest read belong to the run whatever the slack
    * (access-pattern.ts): the slack bounds a run whose lookahead is smaller.
    */

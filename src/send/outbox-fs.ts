@@ -194,7 +194,7 @@ export class OutboxFs {
     return this.run(() => disk.readdir(this.real(p)))
   }
 
-  read(_p: string, fh: number, length: number, position: number): Promise<Buffer> {
+  read(_p: string, fh: number, position: number, length: number): Promise<Buffer> {
     return this.run(async () => {
       const buf = Buffer.alloc(length)
       const { bytesRead } = await this.handles.get(fh).handle.read(buf, 0, length, position)

@@ -59,7 +59,7 @@ export interface FileSystemCore {
    * thousands of times per GiB, and the FUSE adapter then answers with no deadline timer
    * and no promise ticks.
    */
-  read(path: string, fh: number, length: number, position: number): Bytes | Promise<Bytes>
+  read(path: string, fh: number, position: number, length: number): Bytes | Promise<Bytes>
   /**
    * Once a read of fh of `length` bytes was answered: what follows the furthest read of fh,
    * lent (ContentHandle.lendAhead), when fh is read in sequence and the bytes are at hand. The

@@ -182,10 +182,10 @@ export abstract class AreaRouter implements FileSystemCore {
 
   // ---- open files ------------------------------------------------------------------------------
 
-  read(_path: string, fh: number, length: number, position: number): Bytes | Promise<Bytes> {
+  read(_path: string, fh: number, position: number, length: number): Bytes | Promise<Bytes> {
     // Bytes may come at once; a failure (an unknown handle) still comes as a rejection.
     try {
-      return this.handles.get(fh).read(length, position)
+      return this.handles.get(fh).read(position, length)
     } catch (err) {
       return Promise.reject(err)
     }

@@ -57,12 +57,12 @@ class GatheringCore extends MemoryCore {
     super()
   }
 
-  override async read(path: string, fh: number, length: number, position: number): Promise<Bytes> {
+  override async read(path: string, fh: number, position: number, length: number): Promise<Bytes> {
     this.most = Math.max(this.most, ++this.waiting)
     if (this.waiting >= this.want) for (const wake of this.wakers.splice(0)) wake()
     else await new Promise<void>((resolve) => (this.wakers.push(resolve), setTimeout(resolve, 1000)))
     this.waiting--
-    return super.read(path, fh, length, position)
+    return super.read(path, fh, position, length)
   }
 }
 

@@ -53,12 +53,12 @@ class WindowCore extends MemoryCore {
     return this.sameFh
   }
 
-  override read(path: string, fh: number, length: number, position: number): Bytes | Promise<Bytes> {
+  override read(path: string, fh: number, position: number, length: number): Bytes | Promise<Bytes> {
     this.readsAt.push(position)
     // A read more than a block from the furthest one starts a new run there, as the read path's does.
     const furthest = this.furthest.get(fh) ?? 0
     this.furthest.set(fh, Math.abs(position - furthest) > MiB ? position + length : Math.max(furthest, position + length))
-    return super.read(path, fh, length, position)
+    return super.read(path, fh, position, length)
   }
 
   lendAhead(fh: number): LentAhead[] | undefined {

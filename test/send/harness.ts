@@ -98,7 +98,7 @@ export class Harness {
     const fh = await this.fs.open(p, C.O_RDONLY)
     const parts: Buffer[] = []
     for (let pos = 0; ; ) {
-      const b = await this.fs.read(p, fh, 65536, pos)
+      const b = await this.fs.read(p, fh, pos, 65536)
       if (b.length === 0) break
       parts.push(b)
       pos += b.length

@@ -22,7 +22,7 @@ function setup() {
 async function readAll(fs: TransferFileSystem, path: string): Promise<Buffer> {
   const fh = await fs.open(path, 0)
   try {
-    return toBuffer(await fs.read(path, fh, 1 << 20, 0))
+    return toBuffer(await fs.read(path, fh, 0, 1 << 20))
   } finally {
     await fs.release(path, fh)
   }
@@ -145,12 +145,12 @@ describe('reading', () => {
     const b = await fs.open(path, 0)
     expect(a).not.toBe(b)
     expect(content.opened).toBe(2)
-    expect((toBuffer(await fs.read(path, a, 4, 5))).toString()).toBe('byte')
-    expect((toBuffer(await fs.read(path, b, 100, 0))).toString()).toBe('jpeg bytes')
+    expect((toBuffer(await fs.read(path, a, 5, 4))).toString()).toBe('byte')
+    expect((toBuffer(await fs.read(path, b, 0, 100))).toString()).toBe('jpeg bytes')
     expect((toBuffer(await fs.read(path, a, 10, 10))).length).toBe(0)
     await fs.release(path, a)
     expect(content.closed).toBe(1)
-    await expect(fs.read(path, a, 1, 0)).rejects.toMatchObject({ code: 'EBADF' })
+    await expect(fs.read(path, a, 0, 1)).rejects.toMatchObject({ code: 'EBADF' })
     await expect(fs.release(path, a)).rejects.toMatchObject({ code: 'EBADF' })
     const c = await fs.open(path, 0)
     expect(c).not.toBe(b)

@@ -89,7 +89,7 @@ async function resetCounters(): Promise<void> {
 async function readAll(fs: TransferFileSystem, p: string): Promise<Buffer> {
   const fh = await fs.open(p, 0)
   try {
-    return toBuffer(await fs.read(p, fh, 1 << 20, 0))
+    return toBuffer(await fs.read(p, fh, 0, 1 << 20))
   } finally {
     await fs.release(p, fh)
   }

@@ -107,7 +107,7 @@ describe('sending through the mount core', () => {
     })
     expect((await sending.sentLog.list()).length).toBe(1)
     const fh = await fs.open(`/sent/${folder}/more/extra.txt`, C.O_RDONLY)
-    expect((toBuffer(await fs.read(`/sent/${folder}/more/extra.txt`, fh, 100, 0))).toString()).toBe('added later\n')
+    expect((toBuffer(await fs.read(`/sent/${folder}/more/extra.txt`, fh, 0, 100))).toString()).toBe('added later\n')
     await fs.release(`/sent/${folder}/more/extra.txt`, fh)
   })
 
@@ -146,7 +146,7 @@ describe('sending through the mount core', () => {
     const statusText = async (): Promise<string> => {
       const fh = await fs.open('/.status', C.O_RDONLY)
       expect(fs.isLive(fh)).toBe(true)
-      const text = toBuffer(await fs.read('/.status', fh, 1 << 20, 0)).toString('utf8')
+      const text = toBuffer(await fs.read('/.status', fh, 0, 1 << 20)).toString('utf8')
       await fs.release('/.status', fh)
       return text
     }

@@ -34,7 +34,7 @@ async function walk(fs: TransferFileSystem, dir: string): Promise<string[]> {
 async function readAll(fs: TransferFileSystem, path: string): Promise<Buffer> {
   const fh = await fs.open(path, 0)
   try {
-    return toBuffer(await fs.read(path, fh, 1 << 20, 0))
+    return toBuffer(await fs.read(path, fh, 0, 1 << 20))
   } finally {
     await fs.release(path, fh)
   }

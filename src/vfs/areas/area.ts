@@ -25,7 +25,7 @@ export interface OpenNode {
   /** Its text is made as it is read and may change while open (`.status`): the kernel must not serve it from a cached size. */
   live?: boolean
   /** At once, without a promise, when the bytes are at hand (see FileSystemCore.read). */
-  read(length: number, position: number): Bytes | Promise<Bytes>
+  read(position: number, length: number): Bytes | Promise<Bytes>
   /** See FileSystemCore.lendAhead. */
   lendAhead?(length: number): LentAhead[] | undefined
   /** Absent: not open for writing (EBADF). */
@@ -76,7 +76,7 @@ export interface Area {
 /** A file whose bytes are in memory, read-only (`.transfer.json`, `link.url`, the status text). */
 export function memoryNode(data: Buffer): OpenNode {
   return {
-    read: async (length, position) => data.subarray(Math.min(position, data.length), Math.min(position + length, data.length)),
+    read: async (position, length) => data.subarray(Math.min(position, data.length), Math.min(position + length, data.length)),
     release: async () => undefined,
   }
 }

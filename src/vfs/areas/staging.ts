@@ -11,7 +11,7 @@ export interface StagingTree {
   readlink(p: string): Promise<string>
   open(p: string, flags: OpenFlags): Promise<number>
   create(p: string, mode: number): Promise<number>
-  read(p: string, fh: number, length: number, position: number): Promise<Buffer>
+  read(p: string, fh: number, position: number, length: number): Promise<Buffer>
   write(p: string, fh: number, data: Buffer, position: number): Promise<number>
   flush(p: string, fh: number): Promise<void>
   fsync(p: string, fh: number, datasync: boolean): Promise<void>
@@ -42,7 +42,7 @@ export interface SendingParts {
 /** A file the staging tree opened, as the mount's handle table keeps it. */
 export function stagedNode(tree: StagingTree, p: string, fh: number): OpenNode {
   return {
-    read: (length, position) => tree.read(p, fh, length, position),
+    read: (position, length) => tree.read(p, fh, position, length),
     write: (data, position) => tree.write(p, fh, data, position),
     flush: () => tree.flush(p, fh),
     fsync: (datasync) => tree.fsync(p, fh, datasync),

@@ -141,7 +141,7 @@ export class TransferArea implements Area {
         const size = node.file.remote.size
         const content = this.view.content.open(node.file.remote)
         return {
-          read: (length, position) => (position >= size || length <= 0 ? Buffer.alloc(0) : content.read(position, Math.min(length, size - position))),
+          read: (position, length) => (position >= size || length <= 0 ? Buffer.alloc(0) : content.read(position, Math.min(length, size - position))),
           lendAhead: (length) => content.lendAhead?.(length),
           release: async () => content.close(),
           abandon: () => content.close(),
