@@ -8,7 +8,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_SETTINGS, READ_AHEAD_KB_BY_LIBRARY } from '../../src/config/settings.js'
 import { run, useMounts } from '../support/mount.js'
-import { login, mount, useAccount, useOneFile } from './harness.js'
+import { login, mount, useAccount, useOneFile } from '../mount/harness.js'
 
 const MiB = 1024 * 1024
 const SIZE = 300 * MiB
