@@ -11,13 +11,14 @@
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { Agent, request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ServiceAnnouncement } from '../../src/api/types.js'
 import { withCleanBuild } from '../support/clean-build.js'
+import { removeTree } from '../support/fuse-cleanup.js'
 import { lastCommitEpoch } from '../support/clean-copy.js'
 import { bookwormTarball, DebianRoot, missingHostTools, type RootRunOptions, type RootRunResult } from './debian-root.js'
 
@@ -281,7 +282,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   afterAll(async () => {
     await root?.close()
     await service?.dispatcher.close()
-    if (work) await rm(work, { recursive: true, force: true })
+    if (work) await removeTree(work)
   }, 120_000)
 
   it('the clean root is Debian 12 with no Node, npm, compiler or git, and no transferfs', async () => {
