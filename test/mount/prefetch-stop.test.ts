@@ -13,7 +13,7 @@ import { DEFAULT_READ_OPTIONS } from '../../src/read/options.js'
 import { bytes } from '../cli/harness.js'
 import { run, useMounts } from '../support/mount.js'
 import type { Counters } from '../support/service.js'
-import { login, mount, useAccount, useOneFile } from '../mount/harness.js'
+import { login, mount, useAccount, useOneFile } from './harness.js'
 
 const MiB = 1024 * 1024
 const SIZE = 512 * MiB
