@@ -1,13 +1,14 @@
 // No test can hold the suite: a test whose mount never answers a read (the fixture
 // fixtures/never-answers.test.ts, run here in a vitest run of its own with the variable that
-// enables it) fails by its own timeout, naming itself; the run then ends by itself, and
-// neither the mount nor the reader stuck in it, nor any process of that run, is left.
+// enables it) fails by its own timeout, naming itself; a temporary folder holding a mount whose
+// listing never answers is removed without walking into it; the run then ends by itself, and
+// neither the mounts nor the reader stuck in one, nor any process of that run, is left.
 import { spawn } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, it } from 'vitest'
 import { mountsUnder } from '../support/fuse-cleanup.js'
-import { REPO, tempDir, useMounts } from '../support/mount.js'
+import { REPO, tempDir, useMounts, waitFor } from '../support/mount.js'
 import { collectGroup } from '../support/process-group.js'
 
 useMounts()
@@ -52,5 +53,7 @@ it('a test whose mount never answers a read fails within its timeout, by name, a
   expect(output).toContain(FIXTURE_TEST)
   expect(output).toMatch(/Test timed out in 5000ms/)
   expect(await mountsUnder(tmp), output).toEqual([])
+  // The auto_unmount helpers, and a daemon that ends itself once its mount is gone, take a moment.
+  await waitFor(async () => (await processesOf(tmp, child.pid!)).length === 0, 10_000)
   expect(await processesOf(tmp, child.pid!), output).toEqual([])
 }, 4 * WITHIN_MS)
