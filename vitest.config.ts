@@ -3,14 +3,21 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { configDefaults, defineConfig } from 'vitest/config'
 
-// Native code (fuse-native) must load in forked processes, not worker threads.
-// FUSE tests mount real file systems: they run one file at a time so two mounts
-// never compete for the two cores, and every test has a generous timeout
-// because real tools (cp, rsync, tar) run against a real local service.
-// The mount runs on libfuse 3 or libfuse 2: the whole suite runs with the library the mount
-// picks by itself (libfuse 3 where both are installed), and the tests that mount run once
-// more on libfuse 2, and once more on libfuse 3.17 (below).
-const MOUNT_TESTS = ['test/fuse/**/*.test.ts', 'test/mount/**/*.test.ts', 'test/send-mount/**/*.test.ts', 'test/normal-user/**/*.test.ts']
+// Where a test runs is decided by its folder (docs/testing.md says why, with the timings):
+// - test/fuse/: what depends on the FUSE library (FUSE ops, readahead, read windows, errno,
+//   the mount's life, what one libfuse version does that another does not) runs on each
+//   library: in auto (the library the mount picks: libfuse 3), libfuse2 and libfuse3.17.
+// - test/normal-user/: a normal user mounts through the setuid helper, whose use differs by
+//   library: auto and libfuse2 (libfuse3.17 cannot reach that user; test/fuse/libfuse3.17.test.ts
+//   mounts as the user itself).
+// - test/package/: builds the product from a clean copy (one build shared by the run,
+//   test/support/clean-build.ts): the project `package`, in a group of its own that runs before
+//   the others, so a build never shares the cores with a test that measures time.
+// - everything else runs once, in auto: the network, the service's faults, keeping, sending,
+//   the tools, search, previews give the same result on any FUSE library.
+export const EACH_LIBRARY = ['test/fuse/**/*.test.ts']
+export const EACH_LIBRARY_BUT_3_17 = ['test/normal-user/**/*.test.ts']
+export const BUILDS_THE_PACKAGE = ['test/package/**/*.test.ts']
 
 // libfuse 3.17 moved to the soname libfuse3.so.4 (Debian 13), for which the package ships an
 // addon of its own. Where the system's libfuse 3 is older, scripts/build-libfuse3.sh builds
@@ -28,23 +35,53 @@ const libfuse317Env: Record<string, string> = {
   TRANSFERFS_TEST_LIBFUSE3_17: LIBFUSE3_17,
   ...(LIBFUSE3_17 ? { LD_LIBRARY_PATH: [path.join(LIBFUSE3_17, 'lib'), process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') } : {}),
 }
-// The normal user's commands get a clean environment, without LD_LIBRARY_PATH, and cannot read
-// root's cache: test/normal-user would mount with the system's libfuse there. The libfuse 3.17
-// check mounts as that user itself, with a copy of the library the user can read.
-const LIBFUSE3_17_TESTS = [...MOUNT_TESTS.filter((t) => !t.startsWith('test/normal-user/')), LIBFUSE3_17_TEST]
+
+// Workers, measured on the 2-core machine (docs/testing.md): two files side by side take
+// about half the wall time of one at a time, since most of a mount test waits on timers, a
+// throttled link or the service; the builds get a group of their own instead.
+const WORKERS = 2
+/** Groups run one after the other; the projects of one group run together. */
+const BUILD_GROUP = 0
+const TEST_GROUP = 1
 
 export default defineConfig({
   test: {
+    // Native code (fuse-native) must load in forked processes, not worker threads.
     pool: 'forks',
+    // Real tools (cp, rsync, tar) run against a real local service: generous timeouts.
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // A worker whose teardown hangs (a mount that does not let go) is given up on, not waited for.
+    teardownTimeout: 30_000,
     fileParallelism: true,
-    maxWorkers: 2,
-    reporters: ['default'],
+    maxWorkers: WORKERS,
+    // hanging-process: when the run does not end, it says what keeps it alive. The progress
+    // reporter writes what starts and ends for .ci/run, which names what still runs at its limit.
+    reporters: ['default', 'hanging-process', ...(process.env.TRANSFERFS_TEST_PROGRESS ? [path.join(ROOT, 'test/support/progress-reporter.ts')] : [])],
     projects: [
-      { extends: true, test: { name: 'auto', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, LIBFUSE3_17_TEST] } },
-      { extends: true, test: { name: 'libfuse2', include: MOUNT_TESTS, exclude: [...configDefaults.exclude, LIBFUSE3_17_TEST], env: { TRANSFERFS_FUSE_LIBRARY: 'libfuse2' } } },
-      { extends: true, test: { name: 'libfuse3.17', include: LIBFUSE3_17_TESTS, env: libfuse317Env } },
+      {
+        extends: true,
+        test: {
+          name: 'auto',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, LIBFUSE3_17_TEST, ...BUILDS_THE_PACKAGE],
+          sequence: { groupOrder: TEST_GROUP },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'libfuse2',
+          include: [...EACH_LIBRARY, ...EACH_LIBRARY_BUT_3_17],
+          exclude: [...configDefaults.exclude, LIBFUSE3_17_TEST],
+          env: { TRANSFERFS_FUSE_LIBRARY: 'libfuse2' },
+          sequence: { groupOrder: TEST_GROUP },
+        },
+      },
+      // The normal user's commands get a clean environment, without LD_LIBRARY_PATH, and cannot
+      // read root's cache: test/normal-user would mount with the system's libfuse there.
+      { extends: true, test: { name: 'libfuse3.17', include: EACH_LIBRARY, env: libfuse317Env, sequence: { groupOrder: TEST_GROUP } } },
+      { extends: true, test: { name: 'package', include: BUILDS_THE_PACKAGE, sequence: { groupOrder: BUILD_GROUP } } },
     ],
   },
 })

@@ -58,16 +58,24 @@ export function mountHelperCommand(helpers: readonly MountHelper[] = findMountHe
   return (helpers.find((h) => h.setuidRoot) ?? helpers[0])?.path ?? 'fusermount3'
 }
 
+/** ms: how long the helper may take. It unmounts in a blink; one that takes longer is stuck (e.g. on a mount that does not answer). */
+export const UNMOUNT_HELPER_TIMEOUT_MS = 10_000
+
 /**
  * `fusermount -uz DIR` (or `-u` with lazy: false) with the helper that exists here; never
- * throws. stderr says why it failed, or that no helper was found at all.
+ * throws, never waits past timeoutMs (the helper is killed then). stderr says why it failed,
+ * or that no helper was found at all.
  */
-export function unmountWithHelper(dir: string, opts: { lazy?: boolean } = {}): Promise<{ ok: boolean; stderr: string }> {
+export function unmountWithHelper(dir: string, opts: { lazy?: boolean; timeoutMs?: number } = {}): Promise<{ ok: boolean; stderr: string }> {
   const helpers = findMountHelpers()
   if (helpers.length === 0) return Promise.resolve({ ok: false, stderr: 'no FUSE mount helper (fusermount3 or fusermount) is installed: install the fuse3 package' })
+  const command = mountHelperCommand(helpers)
+  const timeout = opts.timeoutMs ?? UNMOUNT_HELPER_TIMEOUT_MS
   return new Promise((resolve) => {
-    execFile(mountHelperCommand(helpers), [opts.lazy === false ? '-u' : '-uz', dir], (err, _stdout, stderr) => {
-      resolve(err ? { ok: false, stderr: String(stderr || err.message).trim() } : { ok: true, stderr: '' })
+    execFile(command, [opts.lazy === false ? '-u' : '-uz', dir], { timeout, killSignal: 'SIGKILL' }, (err, _stdout, stderr) => {
+      if (!err) return resolve({ ok: true, stderr: '' })
+      const timedOut = (err as { killed?: boolean }).killed === true
+      resolve({ ok: false, stderr: timedOut ? `${path.basename(command)} did not finish within ${timeout / 1000} s` : String(stderr || err.message).trim() })
     })
   })
 }

@@ -28,7 +28,7 @@ afterAll(async () => {
 })
 
 describe('FileHashPool', () => {
-  it('hashing leaves the atime as it was: an outbox file keeps the atime touch -a gave it through its upload (found by test/send-mount/mmap.test.ts)', async () => {
+  it('hashing leaves the atime as it was: an outbox file keeps the atime touch -a gave it through its upload (found by test/fuse/mmap-writes.test.ts)', async () => {
     // Set years back, before the ctime, so a relatime disk would refresh it on a read.
     const atime = new Date('2005-06-19T01:16:43.260Z')
     await utimes(join(dir, 'f'), atime, atime)

@@ -1,26 +1,51 @@
-// The kernel readahead a mount sets is settled once its FUSE library is known, and the read
-// path is tuned for that value: on libfuse 2 the default is the kernel's 128 KiB, not the
-// 4 MiB libfuse 3 mounts get. Loads the libfuse 2 addon (once per test process); mounts nothing.
-import { expect, it } from 'vitest'
-import { readOptionsOf } from '../../src/cli/compose.js'
-import { DEFAULT_SETTINGS, type Settings } from '../../src/config/settings.js'
-import { mountReadAheadKb } from '../../src/fuse/mount.js'
-import { DEFAULT_READ_OPTIONS } from '../../src/read/options.js'
+// A buffered `cat` of a cold file through a real mount, at the default readahead and at the
+// largest the mount takes. The kernel's readahead sends its requests several at a time, out
+// of order and, on libfuse 3, cut at odd sizes; whatever it sends, each byte is fetched once
+// and hashed once by the service, and the range streams reuse their connections. The
+// service's counters tell. Readahead above the kernel's default is set under /sys: as root.
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { DEFAULT_SETTINGS, READ_AHEAD_KB_BY_LIBRARY } from '../../src/config/settings.js'
+import { run, useMounts } from '../support/mount.js'
+import { login, mount, useAccount, useOneFile } from '../mount/harness.js'
 
-const KiB = 1024
-const loadedWith = (settings: Settings) => ({ settings, folders: { cache: '/tmp/c', data: '/tmp/d', config: '/tmp/x' } }) as never
+const MiB = 1024 * 1024
+const SIZE = 300 * MiB
 
-it('on libfuse 2 the default readahead settles at 128 KiB, and the read path is tuned for that', () => {
-  const settings: Settings = { ...DEFAULT_SETTINGS, fuseLibrary: 'libfuse2' }
-  const kb = mountReadAheadKb(settings)
-  expect(kb).toBe(128)
-  // Twice the readahead, over the read path's own floor (8 MiB: twice libfuse 3's 4 MiB).
-  expect(readOptionsOf(loadedWith(settings), kb).sequentialSlack).toBe(Math.max(DEFAULT_READ_OPTIONS.sequentialSlack, 2 * 128 * KiB))
-})
+const world = useOneFile('big.bin', SIZE, 7, 'readahead')
 
-it('a readahead set in the settings is the one the mount settles on, and the slack follows it past the floor', () => {
-  const settings: Settings = { ...DEFAULT_SETTINGS, fuseLibrary: 'libfuse2', readAheadKb: 16 * 1024 }
-  const kb = mountReadAheadKb(settings)
-  expect(kb).toBe(16 * 1024)
-  expect(readOptionsOf(loadedWith(settings), kb).sequentialSlack).toBe(32 * 1024 * KiB)
+useMounts()
+
+const root = process.getuid?.() === 0
+/**
+ * KiB: the kernel takes any readahead written under /sys/class/bdi (it reads back as
+ * written; 1 GiB was tried), so the largest here is 1 GiB, past any file it reads.
+ */
+const LARGEST_READ_AHEAD_KB = 1024 * 1024
+
+describe('a buffered cold read at the kernel readahead the mount sets', () => {
+  // What the default gives on either library, and the largest.
+  const sizes = [...new Set([...Object.values(READ_AHEAD_KB_BY_LIBRARY), LARGEST_READ_AHEAD_KB])]
+  it.runIf(root).each(sizes)('readAheadKb %i: every byte served once, hashed once, on few connections', async (kb) => {
+    // A fresh account: a new mount (no page cache of the file) and an empty disk cache.
+    const account = await useAccount(world.service, { TRANSFERFS_READ_AHEAD_KB: String(kb) })
+    await login(world.service)
+    await mount(account)
+    const file = path.join(account.mountDir, 'by-id', world.transferId, 'big.bin')
+    expect((await run('stat', [file])).code).toBe(0)
+    // The readahead the kernel really uses for this mount, or the test would prove nothing.
+    const dev = (await run('mountpoint', ['-d', account.mountDir])).stdout.trim()
+    expect(Number((await readFile(`/sys/class/bdi/${dev}/read_ahead_kb`, 'utf8')).trim())).toBe(kb)
+
+    await world.service.controls.resetCounters()
+    const r = await run('bash', ['-c', 'cat "$1" | md5sum', 'bash', file], { timeoutMs: 120_000 })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout.split(' ')[0]).toBe(world.md5)
+    const c = await world.service.controls.counters()
+    const figures = { served: c.bytesServed / SIZE, hashed: c.bytesHashed / SIZE, connections: c.fileConnections }
+    expect(figures.served, JSON.stringify(c)).toBeLessThanOrEqual(1.02)
+    expect(figures.hashed, JSON.stringify(c)).toBeLessThanOrEqual(1.02)
+    expect(figures.connections, JSON.stringify(c)).toBeLessThanOrEqual(2 * DEFAULT_SETTINGS.maxConcurrentFetches)
+  }, 240_000)
 })

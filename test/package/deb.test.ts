@@ -11,13 +11,15 @@
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { Agent, request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ServiceAnnouncement } from '../../src/api/types.js'
-import { copyCleanCheckout, lastCommitEpoch } from '../support/clean-copy.js'
+import { withCleanBuild } from '../support/clean-build.js'
+import { removeTree } from '../support/fuse-cleanup.js'
+import { lastCommitEpoch } from '../support/clean-copy.js'
 import { bookwormTarball, DebianRoot, missingHostTools, type RootRunOptions, type RootRunResult } from './debian-root.js'
 
 /** What the root gets on top of minbase: `man` (which `systemd-analyze verify` runs too, for Documentation=man:) and systemd-analyze. */
@@ -200,20 +202,22 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   }
 
   async function buildDebs(): Promise<void> {
-    const clone = await copyCleanCheckout(path.join(work, 'clone'))
     const out = path.join(work, 'debs')
     const env = { SOURCE_DATE_EPOCH: await lastCommitEpoch() }
-    const version = (JSON.parse(await readFile(path.join(clone, 'package.json'), 'utf8')) as { version: string }).version
-    const build = async (v: string): Promise<Built> => {
-      const r = await host(process.execPath, ['packaging/build-deb.mjs', '--out', out, ...(v === version ? [] : ['--version', v])], { cwd: clone, env, timeoutMs: 600_000 })
-      if (r.code !== 0) throw new Error(explain(`node packaging/build-deb.mjs (version ${v}) in a clean copy of the checkout`, r))
-      const file = r.stdout.trim().split('\n').at(-1) ?? ''
-      if (path.basename(file) !== `transferfs_${v}_amd64.deb`) throw new Error(`build-deb.mjs's last line is not the .deb: ${JSON.stringify(file)}`)
-      return { file, version: v }
-    }
-    current = await build(version)
-    // The same code under a lower version ("~" sorts before anything in Debian's ordering), to upgrade from.
-    older = await build(`${version}~older`)
+    // In the run's one clean build of the checkout (shared with test/package/npm-pack.test.ts).
+    await withCleanBuild(async (clone) => {
+      const version = (JSON.parse(await readFile(path.join(clone, 'package.json'), 'utf8')) as { version: string }).version
+      const build = async (v: string): Promise<Built> => {
+        const r = await host(process.execPath, ['packaging/build-deb.mjs', '--out', out, ...(v === version ? [] : ['--version', v])], { cwd: clone, env, timeoutMs: 600_000 })
+        if (r.code !== 0) throw new Error(explain(`node packaging/build-deb.mjs (version ${v}) in a clean copy of the checkout`, r))
+        const file = r.stdout.trim().split('\n').at(-1) ?? ''
+        if (path.basename(file) !== `transferfs_${v}_amd64.deb`) throw new Error(`build-deb.mjs's last line is not the .deb: ${JSON.stringify(file)}`)
+        return { file, version: v }
+      }
+      current = await build(version)
+      // The same code under a lower version ("~" sorts before anything in Debian's ordering), to upgrade from.
+      older = await build(`${version}~older`)
+    })
     // lintian leaves files in its temporary folder: this run's own, removed with it.
     const lintianTmp = path.join(work, 'lintian-tmp')
     await mkdir(lintianTmp)
@@ -278,7 +282,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   afterAll(async () => {
     await root?.close()
     await service?.dispatcher.close()
-    if (work) await rm(work, { recursive: true, force: true })
+    if (work) await removeTree(work)
   }, 120_000)
 
   it('the clean root is Debian 12 with no Node, npm, compiler or git, and no transferfs', async () => {

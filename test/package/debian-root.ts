@@ -12,6 +12,7 @@ import { chmod, copyFile, mkdir, mkdtemp, readFile, readlink, rename, rm, stat, 
 import os from 'node:os'
 import path from 'node:path'
 import { parseMountInfo } from '../../src/fuse/mountinfo.js'
+import { removeTree } from '../support/fuse-cleanup.js'
 import { collectGroup, type GroupResult } from '../support/process-group.js'
 
 export type RootRunResult = GroupResult
@@ -274,7 +275,8 @@ export class DebianRoot {
       await exec('umount', ['-l', m])
     }
     open.delete(this)
-    await rm(this.dir, { recursive: true, force: true })
+    // Never into a mount: one that would not go leaves the folder, and says so.
+    await removeTree(this.dir)
     if (problems.length > 0) throw new Error(`the Debian root left things behind (now cleaned): ${problems.join('; ')}`)
   }
 

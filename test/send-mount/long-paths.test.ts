@@ -6,16 +6,17 @@ import { promises as fsp } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { removeTree } from '../support/fuse-cleanup.js'
 import { run, waitFor } from '../support/mount.js'
 import { md5, outboxDrained, sentRecords, transferFiles, type User, useSendingMount } from './helpers.js'
 
 const USER: User = { email: 'long-paths@example.com', password: 'pw-long-123456' }
 const DATA_ROOT = path.join(os.tmpdir(), `transferfs-test-longdata-${process.pid}`)
 const DATA = path.join(DATA_ROOT, 'd'.repeat(250), 'e'.repeat(250))
+// Registered before the mount's hooks, so it runs after them (vitest runs after-hooks in
+// reverse): the data folder goes once its mount and daemon are gone, not while they write in it.
+afterAll(() => removeTree(DATA_ROOT))
 const world = useSendingMount(USER, { TRANSFERFS_DATA_DIR: DATA })
-afterAll(async () => {
-  await fsp.rm(DATA_ROOT, { recursive: true, force: true })
-})
 
 /** PATH_MAX counts the terminating NUL: the longest path one call takes. */
 const LONGEST = 4095

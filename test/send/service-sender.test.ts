@@ -47,7 +47,7 @@ async function send(sender: ServiceSender, name: string, file: string, size: num
 }
 
 describe('ServiceSender', () => {
-  it('an upload leaves the staged file\'s atime as it was, which the outbox shows as the user\'s (found by test/send-mount/mmap.test.ts)', async () => {
+  it('an upload leaves the staged file\'s atime as it was, which the outbox shows as the user\'s (found by test/fuse/mmap-writes.test.ts)', async () => {
     const f = await fileOf('atime.bin', 3000, 9)
     // Set years back, before the ctime, so a relatime disk would refresh it on a read.
     const atime = new Date('2005-06-19T01:16:43.260Z')

@@ -2,8 +2,9 @@
 // file and every untracked one that is not ignored (work not committed yet counts), without
 // node_modules, builds, addons or .git. Files deleted but not yet committed are left out.
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { copyFile, mkdir } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { existsSync, statSync } from 'node:fs'
+import { copyFile, mkdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -16,11 +17,27 @@ function git(args: string[]): Promise<string> {
   })
 }
 
+/** The files a clean copy holds, relative to the checkout, sorted. */
+export async function checkoutFiles(): Promise<string[]> {
+  const files = (await git(['ls-files', '-z', '--cached', '--others', '--exclude-standard'])).split('\0').filter(Boolean)
+  // Not a deleted file, nor an untracked link to a folder (a work tree's node_modules may be one).
+  return files.filter((file) => existsSync(path.join(REPO, file)) && !statSync(path.join(REPO, file)).isDirectory()).sort()
+}
+
+/** A digest of what a clean copy would hold (names, modes and bytes): equal digests, equal copies. */
+export async function checkoutDigest(): Promise<string> {
+  const hash = createHash('sha256')
+  for (const file of await checkoutFiles()) {
+    const full = path.join(REPO, file)
+    hash.update(`${file}\0${(await stat(full)).mode}\0`)
+    hash.update(await readFile(full))
+  }
+  return hash.digest('hex')
+}
+
 /** Copies the checkout's files into dest (created); returns dest. */
 export async function copyCleanCheckout(dest: string): Promise<string> {
-  const files = (await git(['ls-files', '-z', '--cached', '--others', '--exclude-standard'])).split('\0').filter(Boolean)
-  for (const file of files) {
-    if (!existsSync(path.join(REPO, file))) continue
+  for (const file of await checkoutFiles()) {
     await mkdir(path.dirname(path.join(dest, file)), { recursive: true })
     // copyFile keeps the mode, so scripts stay executable.
     await copyFile(path.join(REPO, file), path.join(dest, file))

@@ -1,10 +1,11 @@
 // Real mounts for tests, always undone. A test mounts a FileSystemCore in its own
 // process (fine, as long as the test never makes a sync call into the mount: drive it
 // with child processes through run()) or starts a mount daemon process. Every mount is
-// tracked; useMounts() unmounts them after each test, and an exit hook runs
-// `fusermount -uz` (with whichever helper is installed) on whatever is left, whatever happened.
-import { execFile, execFileSync } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+// tracked; useMounts() unmounts them after each test, each step within a deadline, and
+// what does not go in time is aborted and detached (fuse-cleanup.ts); an exit hook does the
+// same, without waiting, on whatever is left, whatever happened.
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,8 +14,9 @@ import { DEFAULT_SETTINGS, resolveSettings } from '../../src/config/settings.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
 import { silentLogger, type Logger } from '../../src/base/log.js'
 import { mountFileSystem, type MountHandle, type MountSettings } from '../../src/fuse/mount.js'
-import { mountHelperCommand, unmountWithHelper } from '../../src/fuse/mount-helper.js'
 import type { FileSystemCore } from '../../src/vfs/core.js'
+import { forceUnmountUnder, forceUnmountUnderSync, removeTree } from './fuse-cleanup.js'
+import { collectGroup } from './process-group.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** `node --import` this to run the project's TypeScript in a child process. */
@@ -28,7 +30,10 @@ interface Tracked {
 }
 const tracked = new Set<Tracked>()
 
-/** The last resort, at process exit: sync is fine here (fusermount is a child, not a call into the mount). */
+/**
+ * The last resort, at process exit: sync, so nothing may wait on a mount (this process's own
+ * mounts cannot answer any more): each connection is aborted before it is detached.
+ */
 process.once('exit', () => {
   for (const t of tracked) {
     if (t.pid) {
@@ -36,10 +41,9 @@ process.once('exit', () => {
         process.kill(t.pid, 'SIGKILL')
       } catch {}
     }
-    try {
-      execFileSync(mountHelperCommand(), ['-uz', t.dir], { stdio: 'ignore' })
-    } catch {}
+    forceUnmountUnderSync(t.dir)
   }
+  for (const dir of temps) forceUnmountUnderSync(dir)
 })
 
 /** The suite runs on either FUSE library: TRANSFERFS_FUSE_LIBRARY picks it, for in-process mounts as for the CLI's. */
@@ -131,25 +135,49 @@ export async function isMounted(dir: string): Promise<boolean> {
   return info.split('\n').some((l) => l.split(' ')[4] === dir)
 }
 
-async function undo(t: Tracked): Promise<void> {
+/** ms: for a mount's own clean unmount (the core's shutdown included) and for a daemon's exit after SIGTERM. */
+const UNDO_DEADLINE_MS = 10_000
+
+/** Undoes one mount, each step bounded; returns what was left mounted (with why), if anything. */
+async function undo(t: Tracked): Promise<string[]> {
   if (t.handle) {
-    await Promise.race([t.handle.unmount().catch(() => {}), new Promise((r) => setTimeout(r, 10_000))])
+    await Promise.race([t.handle.unmount().catch(() => {}), new Promise((r) => setTimeout(r, UNDO_DEADLINE_MS))])
   }
   if (t.pid && (await isAlive(t.pid))) {
-    process.kill(t.pid, 'SIGTERM')
-    if (!(await waitForExit(t.pid, 5000))) process.kill(t.pid, 'SIGKILL')
+    signal(t.pid, 'SIGTERM')
+    if (!(await waitForExit(t.pid, UNDO_DEADLINE_MS / 2))) {
+      signal(t.pid, 'SIGKILL')
+      await waitForExit(t.pid, UNDO_DEADLINE_MS / 2)
+    }
   }
-  if (await isMounted(t.dir)) await unmountWithHelper(t.dir)
-  if (t.tmp) await rm(t.tmp, { recursive: true, force: true }).catch(() => {})
+  // What did not go by itself: its connection aborted, then detached.
+  const left = await forceUnmountUnder(t.dir)
+  if (t.tmp && left.length === 0) await removeTree(t.tmp).catch(() => {})
   tracked.delete(t)
+  return left
 }
 
+/** A signal to a process that may have ended meanwhile (a test may have killed it). */
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig)
+  } catch {}
+}
+
+/** Undoes every mount and removes every temporary folder; throws, once all is done, naming any mount that would not go. */
 export async function unmountAll(): Promise<void> {
-  for (const t of [...tracked]) await undo(t)
+  const left: string[] = []
+  for (const t of [...tracked]) {
+    left.push(...(await undo(t).catch((err: Error) => {
+      tracked.delete(t)
+      return [`${t.dir}: ${err.message}`]
+    })))
+  }
   for (const dir of [...temps]) {
     temps.delete(dir)
-    await rm(dir, { recursive: true, force: true }).catch(() => {})
+    await removeTree(dir).catch((err: Error) => left.push(err.message))
   }
+  if (left.length > 0) throw new Error(`left mounted after the test: ${left.join('; ')}`)
 }
 
 /** Registers the unmounting hooks in the calling test file. */
@@ -164,15 +192,14 @@ export interface RunResult {
   stderr: string
 }
 
-/** Runs a program to completion; never throws on a failing exit code. Killed after timeoutMs. */
-export function run(cmd: string, args: string[], opts: { timeoutMs?: number; input?: string; encoding?: 'utf8' | 'latin1'; cwd?: string } = {}): Promise<RunResult> {
-  return new Promise((resolve) => {
-    const child = execFile(cmd, args, { timeout: opts.timeoutMs ?? 30_000, encoding: opts.encoding ?? 'utf8', maxBuffer: 256 * 1024 * 1024, cwd: opts.cwd }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) })
-    })
-    if (opts.input !== undefined) child.stdin?.end(opts.input)
-  })
+/**
+ * Runs a program to completion in a process group of its own; never throws on a failing exit
+ * code. After timeoutMs the whole group is killed (a shell's children too), and stderr says so.
+ */
+export async function run(cmd: string, args: string[], opts: { timeoutMs?: number; input?: string; encoding?: 'utf8' | 'latin1'; cwd?: string } = {}): Promise<RunResult> {
+  const child = spawn(cmd, args, { cwd: opts.cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
+  const r = await collectGroup(child, opts.timeoutMs ?? 30_000, opts.input, cmd, opts.encoding ?? 'utf8')
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr }
 }
 
 /** Runs a python3 snippet (argv available as sys.argv[1:]); used for xattrs and utime, which node lacks or we want outside this process. */

@@ -14,7 +14,7 @@ export interface GroupResult {
 }
 
 /** Waits for `child`; `input` (or nothing) goes to its stdin when it has one. Never rejects. */
-export function collectGroup(child: ChildProcess, timeoutMs: number, input?: string | Buffer, name = 'the command'): Promise<GroupResult> {
+export function collectGroup(child: ChildProcess, timeoutMs: number, input?: string | Buffer, name = 'the command', encoding: BufferEncoding = 'utf8'): Promise<GroupResult> {
   return new Promise((resolve) => {
     const out: Buffer[] = []
     const err: Buffer[] = []
@@ -38,8 +38,8 @@ export function collectGroup(child: ChildProcess, timeoutMs: number, input?: str
         code,
         signal,
         timedOut,
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8') + extra + (timedOut ? `\n[killed after ${timeoutMs} ms]` : ''),
+        stdout: Buffer.concat(out).toString(encoding),
+        stderr: Buffer.concat(err).toString(encoding) + extra + (timedOut ? `\n[killed after ${timeoutMs} ms]` : ''),
       })
     }
     child.on('error', (e) => finish(-1, null, `[${name} did not start: ${e.message}]`))

@@ -63,6 +63,9 @@ export interface TestService extends Omit<ServiceAnnouncement, 'controls'> {
   resume(): Promise<void>
 }
 
+/** ms: the service's close (its connections cut, its file-hash workers ended). */
+const CLOSE_DEADLINE_MS = 20_000
+
 export async function startTestService(options: Omit<ServiceOptions, 'controls'> = {}): Promise<TestService> {
   const service = await startService({ ...options, controls: true })
   const caPem = readFileSync(service.ca, 'utf8')
@@ -108,8 +111,19 @@ export async function startTestService(options: Omit<ServiceOptions, 'controls'>
     pause,
     resume,
     async close() {
-      await dispatcher.destroy().catch(() => {})
-      await closeService()
+      // Bounded, like every wait of the suite: a service that does not stop fails the test that closes it.
+      let timer: NodeJS.Timeout | undefined
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the local service did not stop within ${CLOSE_DEADLINE_MS / 1000} s`)), CLOSE_DEADLINE_MS)
+      })
+      try {
+        await Promise.race([(async () => {
+          await dispatcher.destroy().catch(() => {})
+          await closeService()
+        })(), deadline])
+      } finally {
+        clearTimeout(timer)
+      }
     },
   }
 }

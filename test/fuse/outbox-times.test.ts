@@ -6,7 +6,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { run } from '../support/mount.js'
-import { type User, useSendingMount } from './helpers.js'
+import { type User, useSendingMount } from '../send-mount/helpers.js'
 
 const USER: User = { email: 'times@example.com', password: 'pw-times-123456' }
 const world = useSendingMount(USER, { TRANSFERFS_SETTLE_MS: '10m' })

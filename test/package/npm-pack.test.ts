@@ -10,8 +10,8 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isMounted, run, tempDir, unmountAll, waitFor, type RunResult } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
-import { copyCleanCheckout } from '../support/clean-copy.js'
-import { bytes, putTransfer } from './harness.js'
+import { withCleanBuild } from '../support/clean-build.js'
+import { bytes, putTransfer } from '../cli/harness.js'
 import { serviceClient } from '../mount/harness.js'
 
 let service: TestService
@@ -35,9 +35,8 @@ function installed(prefix: string, home: string, args: string[], input?: string)
 beforeAll(async () => {
   service = await startTestService()
   work = await tempDir('transferfs-test-pack-')
-  // As a clean clone has it: the repository's files, no node_modules, no build, no addons.
-  const clone = await copyCleanCheckout(path.join(work, 'clone'))
-  const pack = await run('npm', ['pack', '--pack-destination', work], { timeoutMs: 400_000, cwd: clone })
+  // As a clean clone builds it (the run's one clean build, shared with test/package/deb.test.ts).
+  const pack = await withCleanBuild((clone) => run('npm', ['pack', '--pack-destination', work], { timeoutMs: 400_000, cwd: clone }))
   if (pack.code !== 0) throw new Error(`npm pack in a clean clone: ${pack.stderr}`)
   tarball = path.join(work, (await readdir(work)).find((n) => n.endsWith('.tgz'))!)
 }, 600_000)

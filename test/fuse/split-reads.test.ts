@@ -10,7 +10,7 @@ import type { TransferClient } from '../../src/api/client.js'
 import { bytes, putTransfer } from '../cli/harness.js'
 import { run, startDaemon, useMounts } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
-import { login, MOUNT_DAEMON, serviceClient, useAccount } from './harness.js'
+import { login, MOUNT_DAEMON, serviceClient, useAccount } from '../mount/harness.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB

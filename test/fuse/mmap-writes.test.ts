@@ -7,7 +7,7 @@ import path from 'node:path'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { run } from '../support/mount.js'
-import { md5, outboxDrained, sentRecords, transferFiles, type User, useSendingMount } from './helpers.js'
+import { md5, outboxDrained, sentRecords, transferFiles, type User, useSendingMount } from '../send-mount/helpers.js'
 
 const USER: User = { email: 'mapper@example.com', password: 'pw-mapper-123456' }
 const world = useSendingMount(USER)

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EXIT } from '../../src/cli/output/exit-codes.js'
 import { autoUnmountHelpers, DEAD_MOUNT, isAlive, isMounted, run, unmountAll, useMounts, waitFor, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
-import { cli, login, mount, useAccount, type Account } from './harness.js'
+import { cli, login, mount, useAccount, type Account } from '../mount/harness.js'
 import path from 'node:path'
 
 let service: TestService

@@ -6,7 +6,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { bytes } from '../cli/harness.js'
 import { run, useMounts } from '../support/mount.js'
-import { login, mount, useAccount, useOneFile } from './harness.js'
+import { login, mount, useAccount, useOneFile } from '../mount/harness.js'
 
 const KiB = 1024
 const MiB = 1024 * KiB
