@@ -2,18 +2,20 @@
 // nothing of ours, the client nothing but the ground floor, the read path nothing above
 // it, the local service nothing of the client but its types, the keeper and the desktop side
 // nothing of the FUSE adapter, the keeper nothing of the send path, and no folder or module
-// loops back.
+// loops back. Outside src/: the tools in scripts/ (the bench among them) import nothing of
+// test/, so the tests lean on the tools and never the other way (and no test lands in dist/).
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
-const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src')
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const SRC = path.join(REPO, 'src')
 
 interface Edge { from: string; to: string }
 
-/** Every relative import in src/, as paths relative to src/ ("read/content.ts" -> "api/client.ts"). */
-function imports(): Edge[] {
+/** Every relative import in a folder, as paths relative to `base` ("read/content.ts" -> "api/client.ts" for src/). */
+function imports(root = SRC, base = SRC): Edge[] {
   const edges: Edge[] = []
   const walk = (dir: string): void => {
     for (const name of readdirSync(dir)) {
@@ -24,12 +26,12 @@ function imports(): Edge[] {
         for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?['"](\.{1,2}\/[^'"]+)['"]|\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g)) {
           const spec = (m[1] ?? m[2]) as string
           const target = path.resolve(path.dirname(full), spec).replace(/\.js$/, '.ts')
-          edges.push({ from: path.relative(SRC, full), to: path.relative(SRC, target) })
+          edges.push({ from: path.relative(base, full), to: path.relative(base, target) })
         }
       }
     }
   }
-  walk(SRC)
+  walk(root)
   return edges
 }
 
@@ -96,6 +98,12 @@ describe('dependency rules of src/', () => {
 
   it('emulator imports only the API types and the ground floor', () => {
     expect(breaches('emulator', (to) => ground(to) || to === 'api/types.ts')).toEqual([])
+  })
+
+  it('scripts import nothing of test (test support is the tests\' alone)', () => {
+    const fromScripts = imports(path.join(REPO, 'scripts'), REPO)
+    expect(fromScripts.length).toBeGreaterThan(0)
+    expect(fromScripts.filter((e) => e.to.startsWith('test/')).map((e) => `${e.from} -> ${e.to}`)).toEqual([])
   })
 
   it('no folder imports, through any path, a folder that imports it', () => {

@@ -10,7 +10,7 @@
 // Each reader runs on two kinds of mount, on libfuse 3 and on libfuse 2:
 // - a mount run as root, which applies the default readAheadKb (4096 KiB on libfuse 3, the kernel's
 //   128 KiB on libfuse 2);
-// - a normal user's mount (the user the test suite makes, test/support/normal-user.ts),
+// - a normal user's mount (the user the test suite makes, scripts/support/normal-user.ts),
 //   whose readahead stays at the kernel's 128 KiB, read by that user (nobody else may enter
 //   it). Where no normal user can mount, a root mount at readAheadKb 0 stands in, and its
 //   rows say so.
@@ -30,7 +30,7 @@ import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { DEFAULT_SETTINGS, FUSE_LIBRARIES, readAheadKbOf } from '../../src/config/settings.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
-import { allowFuseDevice, ensureNormalUser, releaseFolder, removeUserFolders, runAs, userAccount, type NormalUser } from '../../test/support/normal-user.js'
+import { allowFuseDevice, ensureNormalUser, releaseFolder, removeUserFolders, runAs, userAccount, type NormalUser } from '../support/normal-user.js'
 import type { Transfer } from '../../src/api/types.js'
 import {
   childrenCpuSeconds, cliEntry, type Counters, cpuSeconds, dropCaches, fileOnMount, GiB, machineBusySeconds, MiB, perGiB, ratio, sh, verifiedFetchFloor,

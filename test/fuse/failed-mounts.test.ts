@@ -11,7 +11,7 @@ import { mountFileSystem } from '../../src/fuse/mount.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
 import { MemoryCore } from './fixtures/memory-core.js'
 import { isMounted, mountCore, run, tempDir, TEST_MOUNT_SETTINGS, TS_REGISTER, useMounts, waitFor } from '../support/mount.js'
-import { ensureNormalUser, mountsUnder, normalUserSkipReason, removeUserFolders, runAs, userAccount } from '../support/normal-user.js'
+import { ensureNormalUser, mountsUnder, normalUserSkipReason, removeUserFolders, runAs, userAccount } from '../../scripts/support/normal-user.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { CLI } from '../mount/harness.js'
 

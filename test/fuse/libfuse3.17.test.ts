@@ -10,7 +10,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { DEAD_MOUNT, isMounted, mountCore, REPO, run, startDaemon, tempDir, TS_REGISTER, useMounts, waitFor, waitForExit } from '../support/mount.js'
-import { allowFuseDevice, ensureNormalUser, mountsUnder, normalUserSkipReason, removeUserFolders, runAs, userFolder, type NormalUser } from '../support/normal-user.js'
+import { allowFuseDevice, ensureNormalUser, mountsUnder, normalUserSkipReason, removeUserFolders, runAs, userFolder, type NormalUser } from '../../scripts/support/normal-user.js'
 import { AUTO_UNMOUNT_OPTION, fusermount3Version } from './fixtures/fusermount3.js'
 import { MemoryCore } from './fixtures/memory-core.js'
 

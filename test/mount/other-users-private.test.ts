@@ -10,7 +10,7 @@ import type { TransferClient } from '../../src/api/client.js'
 import type { Transfer } from '../../src/api/types.js'
 import { DEMO_PASSWORD } from '../../src/emulator/demo-content.js'
 import { run, unmountAll, waitFor } from '../support/mount.js'
-import { ensureNormalUser, normalUserSkipReason, runAs, type NormalUser } from '../support/normal-user.js'
+import { ensureNormalUser, normalUserSkipReason, runAs, type NormalUser } from '../../scripts/support/normal-user.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { login, mount, serviceClient, transferFolder, useAccount, type Account } from './harness.js'
 

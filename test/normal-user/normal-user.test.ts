@@ -22,7 +22,7 @@ import {
   type NormalUser,
   type RunAsOptions,
   type RunAsResult,
-} from '../support/normal-user.js'
+} from '../../scripts/support/normal-user.js'
 import { startTestService, type TestService } from '../support/service.js'
 
 const SKIP = normalUserSkipReason()

@@ -13,7 +13,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseMountInfo } from '../../src/fuse/mountinfo.js'
 import { removeTree } from '../support/fuse-cleanup.js'
-import { collectGroup, type GroupResult } from '../support/process-group.js'
+import { collectGroup, type GroupResult } from '../../scripts/support/process-group.js'
 
 export type RootRunResult = GroupResult
 

@@ -9,7 +9,7 @@ import path from 'node:path'
 import { expect, it } from 'vitest'
 import { mountsUnder } from '../support/fuse-cleanup.js'
 import { REPO, tempDir, useMounts, waitFor } from '../support/mount.js'
-import { collectGroup } from '../support/process-group.js'
+import { collectGroup } from '../../scripts/support/process-group.js'
 
 useMounts()
 

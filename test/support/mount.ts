@@ -16,7 +16,7 @@ import { silentLogger, type Logger } from '../../src/base/log.js'
 import { mountFileSystem, type MountHandle, type MountSettings } from '../../src/fuse/mount.js'
 import type { FileSystemCore } from '../../src/vfs/core.js'
 import { forceUnmountUnder, forceUnmountUnderSync, removeTree } from './fuse-cleanup.js'
-import { collectGroup } from './process-group.js'
+import { collectGroup } from '../../scripts/support/process-group.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** `node --import` this to run the project's TypeScript in a child process. */
