@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { NetworkError } from '../../src/api/errors.js'
 import { TransferFileSystem } from '../../src/vfs/filesystem.js'
-import { FakeCatalog, FakeClock, FakeContent, makeFile, makeTransfer } from './fakes.js'
+import { FakeCatalog, FakeClock, FakeContent, makeFile, makeTransfer, readAll } from './fakes.js'
 import { toBuffer } from '../../src/read/bytes.js'
 
 const S_IFDIR = 0o040000
@@ -17,15 +17,6 @@ function setup() {
   const clock = new FakeClock()
   const fs = new TransferFileSystem({ catalog, content, clock, settings: { uid: 1234, gid: 5678 } })
   return { catalog, content, clock, fs }
-}
-
-async function readAll(fs: TransferFileSystem, path: string): Promise<Buffer> {
-  const fh = await fs.open(path, 0)
-  try {
-    return toBuffer(await fs.read(path, fh, 0, 1 << 20))
-  } finally {
-    await fs.release(path, fh)
-  }
 }
 
 async function writePassword(fs: TransferFileSystem, path: string, text: string): Promise<void> {

@@ -6,6 +6,8 @@ import { NetworkError, ServiceError } from '../../src/api/errors.js'
 import type { FileDto, Transfer } from '../../src/api/types.js'
 import type { ContentHandle, FileContent, RemoteFile } from '../../src/read/source.js'
 import type { Account, DetailsOptions, InboxListing, SentRef, TransferCatalog } from '../../src/vfs/catalog.js'
+import { toBuffer } from '../../src/read/bytes.js'
+import type { TransferFileSystem } from '../../src/vfs/filesystem.js'
 import { ManualClock } from '../support/manual-clock.js'
 
 /** The manual clock, from the date the fake transfers are made around. */
@@ -195,5 +197,15 @@ export class FakeContent implements FileContent {
         this.closed++
       },
     }
+  }
+}
+
+/** A file of the tree read whole (up to 1 MiB) through open, read and release, as a reader would. */
+export async function readAll(fs: TransferFileSystem, path: string): Promise<Buffer> {
+  const fh = await fs.open(path, 0)
+  try {
+    return toBuffer(await fs.read(path, fh, 0, 1 << 20))
+  } finally {
+    await fs.release(path, fh)
   }
 }

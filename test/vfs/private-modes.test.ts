@@ -3,8 +3,7 @@
 // addresses it writes, for what is private to the owner.
 import { describe, expect, it } from 'vitest'
 import { TransferFileSystem } from '../../src/vfs/filesystem.js'
-import { toBuffer } from '../../src/read/bytes.js'
-import { FakeCatalog, FakeClock, FakeContent, makeFile, makeTransfer } from './fakes.js'
+import { FakeCatalog, FakeClock, FakeContent, makeFile, makeTransfer, readAll } from './fakes.js'
 
 const O_WRONLY = 1
 const O_TRUNC = 0o1000
@@ -13,15 +12,6 @@ function setup() {
   const catalog = new FakeCatalog()
   const fs = new TransferFileSystem({ catalog, content: new FakeContent(), clock: new FakeClock(), settings: { uid: 1234, gid: 5678 } })
   return { catalog, fs }
-}
-
-async function readAll(fs: TransferFileSystem, path: string): Promise<Buffer> {
-  const fh = await fs.open(path, 0)
-  try {
-    return toBuffer(await fs.read(path, fh, 0, 1 << 20))
-  } finally {
-    await fs.release(path, fh)
-  }
 }
 
 const perm = async (fs: TransferFileSystem, path: string): Promise<number> => (await fs.getattr(path)).mode & 0o7777

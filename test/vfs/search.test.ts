@@ -10,10 +10,10 @@ import path from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { TransferClient } from '../../src/api/client.js'
 import { silentLogger } from '../../src/base/log.js'
-import { toBuffer } from '../../src/read/bytes.js'
 import { ReadPath } from '../../src/read/content.js'
 import { ServiceRangeSource } from '../../src/read/service-source.js'
 import { TransferFileSystem } from '../../src/vfs/filesystem.js'
+import { readAll } from './fakes.js'
 import { ServiceCatalog } from '../../src/vfs/service-catalog.js'
 import { VFS_DEFAULTS } from '../../src/vfs/settings.js'
 import { login as loginToken, sendTransfer } from '../emulator/http.js'
@@ -84,15 +84,6 @@ async function inboxCalls(): Promise<number> {
 async function resetCounters(): Promise<void> {
   while ((await service.controls.counters() as { inFlight?: number }).inFlight) await new Promise((r) => setTimeout(r, 20))
   await service.controls.resetCounters()
-}
-
-async function readAll(fs: TransferFileSystem, p: string): Promise<Buffer> {
-  const fh = await fs.open(p, 0)
-  try {
-    return toBuffer(await fs.read(p, fh, 0, 1 << 20))
-  } finally {
-    await fs.release(p, fh)
-  }
 }
 
 const idOf = (name: string) => /\(([^()]+)\)$/.exec(name)![1]!

@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { FsError } from '../../src/vfs/core.js'
 import { TransferFileSystem } from '../../src/vfs/filesystem.js'
 import { byteLength, isSafeName } from '../../src/vfs/names.js'
-import { FakeCatalog, FakeClock, FakeContent, makeFile, makeTransfer } from './fakes.js'
-import { toBuffer } from '../../src/read/bytes.js'
+import { FakeCatalog, FakeClock, FakeContent, makeFile, makeTransfer, readAll } from './fakes.js'
 
 const S_IFDIR = 0o040000
 
@@ -29,15 +28,6 @@ async function walk(fs: TransferFileSystem, dir: string): Promise<string[]> {
     else found.push(path)
   }
   return found
-}
-
-async function readAll(fs: TransferFileSystem, path: string): Promise<Buffer> {
-  const fh = await fs.open(path, 0)
-  try {
-    return toBuffer(await fs.read(path, fh, 0, 1 << 20))
-  } finally {
-    await fs.release(path, fh)
-  }
 }
 
 describe('the tree', () => {
