@@ -19,7 +19,7 @@
 // (after the mark of a cut name, and a name the number makes too long is cut and marked
 // as above), in a stable order decided by the caller: the same list gives the same names.
 // The mapping need not be reversible: lookups go through each folder's name table.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
 export const NAME_MAX_BYTES = 255
 /** What a name shows for "/" (U+2215 DIVISION SLASH). */
@@ -40,8 +40,13 @@ function utf8Size(cp: number): number {
   return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4
 }
 
+/** A character mapCharacters changes: "/", C0, DEL, C1, or half of a surrogate pair alone. */
+const MAPPED = /[\u0000-\u001f\u007f-\u009f/]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
 /** Maps the characters a name may not hold; leaves the length alone. */
 export function mapCharacters(raw: string, slash = SLASH_STAND_IN): string {
+  // Most names need nothing: a transfer of many files is named without copying each.
+  if (!MAPPED.test(raw)) return raw
   let out = ''
   for (const ch of raw) {
     const cp = ch.codePointAt(0)!
@@ -73,7 +78,10 @@ export function splitExtension(name: string): [stem: string, ext: string] {
 
 /** The longest prefix of `text` (whole code points) of at most `maxBytes` UTF-8 bytes. */
 export function truncateBytes(text: string, maxBytes: number): string {
-  if (byteLength(text) <= maxBytes) return text
+  const bytes = byteLength(text)
+  if (bytes <= maxBytes) return text
+  // As many bytes as code units: all ASCII, one byte each.
+  if (bytes === text.length) return text.slice(0, maxBytes)
   let used = 0
   let end = 0
   for (const ch of text) {
@@ -86,7 +94,7 @@ export function truncateBytes(text: string, maxBytes: number): string {
 
 /** What a name cut short carries where its stem ends: "…~" and the start of the SHA-256 of `name`. */
 function cutMark(name: string): string {
-  return `${ELLIPSIS}~${createHash('sha256').update(name, 'utf8').digest('hex').slice(0, MARK_HEX_DIGITS)}`
+  return `${ELLIPSIS}~${hash('sha256', name, 'hex').slice(0, MARK_HEX_DIGITS)}`
 }
 
 /** `head` shortened so that `head + mark + tail` fits maxBytes; `mark` and `tail` are kept whole. */
