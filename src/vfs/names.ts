@@ -140,11 +140,20 @@ export function fitName(name: string, maxBytes = NAME_MAX_BYTES): string {
  * the numbered forms of two names that share their start do not meet.
  */
 export function withSuffix(name: string, n: number, maxBytes = NAME_MAX_BYTES): string {
+  return numbering(name, maxBytes)(n)
+}
+
+/** withSuffix for one name and any number: the name is split, and hashed if need be, once. */
+function numbering(name: string, maxBytes = NAME_MAX_BYTES): (n: number) => string {
   const [stem, ext] = splitExtension(name)
-  const tail = ` (${n})${ext}`
-  if (byteLength(stem) + byteLength(tail) <= maxBytes) return stem + tail
-  const head = stem.replace(CUT_MARK, '')
-  return cutWithMark(head, cutMark(name), tail, maxBytes)
+  const stemBytes = byteLength(stem)
+  let cut: { head: string; mark: string } | undefined
+  return (n) => {
+    const tail = ` (${n})${ext}`
+    if (stemBytes + byteLength(tail) <= maxBytes) return stem + tail
+    cut ??= { head: stem.replace(CUT_MARK, ''), mark: cutMark(name) }
+    return cutWithMark(cut.head, cut.mark, tail, maxBytes)
+  }
 }
 
 /**
@@ -165,13 +174,14 @@ export function disambiguate(names: readonly string[], reserved: readonly string
     taken.add(name)
     return true
   })
-  const next = new Map<string, number>()
+  const next = new Map<string, { n: number; numbered: (n: number) => string }>()
   return names.map((name, i) => {
     if (first[i]) return name
-    let n = next.get(name) ?? 2
-    let candidate = withSuffix(name, n)
-    while (taken.has(candidate)) candidate = withSuffix(name, ++n)
-    next.set(name, n + 1)
+    let numbers = next.get(name)
+    if (!numbers) next.set(name, (numbers = { n: 2, numbered: numbering(name) }))
+    let candidate = numbers.numbered(numbers.n)
+    while (taken.has(candidate)) candidate = numbers.numbered(++numbers.n)
+    numbers.n++
     taken.add(candidate)
     return candidate
   })
