@@ -8,9 +8,10 @@
 // first 300 bytes (cut to 255 bytes, each needs the mark that tells it apart), the first time
 // (its folders and files laid out) and warm (median of several), against the same for a transfer
 // of 10,000 short distinct names and for one of 10,000 distinct names of about the same length
-// (248 bytes, not cut: a listing of long names moves more bytes whatever they are). The
-// transfers' files come with the inbox pages, listed first. BENCH_NAMES_FILES=<n> changes how
-// many files each transfer holds.
+// (248 bytes, not cut: a listing of long names moves more bytes whatever they are). Each is
+// listed as by-id/<id>/, so that nothing lays it out before (a listing of inbox/ lays out the
+// newest transfers for their thumbnails): the first time includes fetching its details.
+// BENCH_NAMES_FILES=<n> changes how many files each transfer holds.
 import path from 'node:path'
 import { median, ratio, sh, withBenchWorld } from './world.js'
 
@@ -29,11 +30,8 @@ await withBenchWorld('names', {}, async (w) => {
   const long = await seed({ subjectPrefix: 'Long', fileStem: LONG_STEM })
   const lookAlike = await seed({ subjectPrefix: 'Look-alike', fileStem: LOOK_ALIKE_STEM })
   await w.mount()
-  const inbox = path.join(mountDir, 'inbox')
-  const folders = (await sh('ls', [inbox])).stdout.split('\n')
-  const folderOf = (id: string) => path.join(inbox, folders.find((n) => n.endsWith(`(${id})`))!)
   const list = async (id: string) => {
-    const dir = folderOf(id)
+    const dir = path.join(mountDir, 'by-id', id)
     const cold = await sh('ls', ['-1A', dir])
     const names = cold.stdout.split('\n').filter(Boolean)
     if (new Set(names).size !== FILES + 1) throw new Error(`${dir}: ${new Set(names).size} distinct names, not ${FILES + 1}`)
@@ -46,7 +44,7 @@ await withBenchWorld('names', {}, async (w) => {
   const alike = await list(lookAlike)
   const ms = (x: number) => `${x.toFixed(0)} ms`
   rows.push(
-    [`ls of ${FILES} names agreeing in their first 300 bytes, first time`, ms(alike.cold)],
+    [`ls of ${FILES} names agreeing in their first 300 bytes, first time (details fetched)`, ms(alike.cold)],
     [`  the same for ${FILES} short distinct names`, ms(plain.cold)],
     ['  / short distinct names', ratio(alike.cold / plain.cold)],
     [`  the same for ${FILES} distinct names of 248 bytes`, ms(longer.cold)],
