@@ -3,7 +3,8 @@
 // the same run (curl of the same bytes, the service's own latency, the null filesystem of
 // null-fs.ts, the client's direct upload): read.ts (sequential reads, `transferfs download`,
 // parallel readers, a slow link), random.ts (fio, first bytes), reread.ts (our caches after
-// a remount), listing.ts (find over a large inbox, ls -l of a wide folder), send.ts, proxy.ts
+// a remount), listing.ts (find over a large inbox, ls -l of a wide folder), names.ts (a folder of
+// 10,000 look-alike names / as many distinct ones), send.ts, proxy.ts
 // (cold reads through an HTTP proxy / straight to the service), readers.ts (cat, head, md5sum
 // and cp of a cold file on a root mount and a normal user's, on both FUSE libraries, against
 // an O_DIRECT reader of the same bytes), keep.ts (a cold read beside a pin fetching / alone, a
@@ -12,6 +13,7 @@ await import('./read.js')
 await import('./random.js')
 await import('./reread.js')
 await import('./listing.js')
+await import('./names.js')
 await import('./send.js')
 await import('./proxy.js')
 await import('./readers.js')

@@ -43,7 +43,7 @@ export interface TransferFileSystemOptions {
   onFilesListed?: FilesListed
   /** Look for new transfers in the background (arrivals.ts), telling each one here. */
   arrivals?: { onArrivals: (arrivals: Arrival[]) => void; options?: Partial<ArrivalOptions> }
-  /** Told what no file operation can answer (search words the service refused). */
+  /** Told what no file operation can answer (search words the service refused, a transfer of unusually many files). */
   log?: Logger
   /** The transfers kept on this machine (keeping.ts): known before anything is listed, so a mount started offline lists them. */
   kept?: KeptTransfers

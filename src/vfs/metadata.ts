@@ -2,7 +2,7 @@
 // details, kept for a TTL and refreshed without blocking (see refreshing.ts). getattr,
 // lookup and readdir are answered from here; only a first visit of something waits for
 // the service. Each transfer's details, and the passwords that open them, are kept by
-// transfer-details.ts.
+// transfer-details.ts; the folders and files of each, by transfer-trees.ts.
 //
 // What is shown (by default the inbox leaves expired transfers out: docs/design.md, Inbox):
 // - inbox/ and sent/ list only complete transfers that have not expired. An expired
@@ -24,7 +24,8 @@ import type { Clock } from '../base/clock.js'
 import { silentLogger, type Logger } from '../base/log.js'
 import type { VfsSettings } from './settings.js'
 import { idRef, TransferDetails, type Details } from './transfer-details.js'
-import { buildTransferTree, type TreeDir } from './transfer-tree.js'
+import type { TreeDir } from './transfer-tree.js'
+import { TransferTrees } from './transfer-trees.js'
 
 const MAX_BY_ID_LOOKUPS = 4096
 
@@ -65,7 +66,7 @@ export class MetadataStore {
   private readonly accountInfo: Refreshing<Account>
   private readonly details: TransferDetails
   private readonly byIdLookups = new Map<string, Refreshing<TransferEntry | null>>()
-  private readonly trees = new WeakMap<Transfer, TreeDir>()
+  private readonly trees: TransferTrees
   private readonly searches: InboxSearches
   private readonly sentAccess = new Map<string, SentReaders>()
   /** The last background refresh failure, for `.status` and logs (never holds a secret). */
@@ -94,6 +95,7 @@ export class MetadataStore {
       },
     }
     this.details = new TransferDetails(catalog, this.policy, () => this.kept)
+    this.trees = new TransferTrees(log)
     this.inboxListing = new Refreshing(() => this.loadInbox(), this.policy)
     this.sentListing = new Refreshing(() => this.loadSent(settings.detailsConcurrency), this.policy)
     this.accountInfo = new Refreshing(() => this.catalog.account(), this.policy)
@@ -228,12 +230,7 @@ export class MetadataStore {
     if (details.state !== 'found') return details
     const transfer = details.transfer
     if (!this.readable(transfer)) return { state: 'closed', transfer }
-    let tree = this.trees.get(transfer)
-    if (!tree) {
-      tree = buildTransferTree(transfer)
-      this.trees.set(transfer, tree)
-    }
-    return { state: 'open', transfer, tree }
+    return { state: 'open', transfer, tree: this.trees.of(transfer) }
   }
 
   /** The newest sent date of the inbox listing (unix ms); undefined before its first load. */

@@ -11,16 +11,23 @@
 //   lone surrogate halves    → "�" (U+FFFD)   (they have no UTF-8 form)
 //   a whole name "." / ".."  → "．" / "．．" (U+FF0E FULLWIDTH FULL STOP)
 //   an empty name            → "(unnamed)"
-// Names over 255 UTF-8 bytes keep their extension and lose the end of their stem, marked
-// with "…"; cuts fall between code points, never inside one. Collisions within one folder
-// get " (2)", " (3)", ... before the extension, in a stable order decided by the caller.
+// Names over 255 UTF-8 bytes keep their extension and lose the end of their stem, which is
+// marked with "…~" and the first 8 hex digits of the SHA-256 of the whole (mapped) name:
+// "<start of the stem>…~1a2b3c4d.pdf". Two long names that differ anywhere, not only in
+// their first 255 bytes, so stay apart once cut. Cuts fall between code points, never
+// inside one. Collisions within one folder get " (2)", " (3)", ... before the extension
+// (after the mark of a cut name, and a name the number makes too long is cut and marked
+// as above), in a stable order decided by the caller: the same list gives the same names.
 // The mapping need not be reversible: lookups go through each folder's name table.
+import { hash } from 'node:crypto'
 
 export const NAME_MAX_BYTES = 255
 /** What a name shows for "/" (U+2215 DIVISION SLASH). */
 export const SLASH_STAND_IN = '∕'
 
 const ELLIPSIS = '…'
+/** Hex digits of the SHA-256 a cut name carries: enough that long names rarely meet once cut. */
+const MARK_HEX_DIGITS = 8
 /** An extension worth keeping when shortening: short, no dots or blanks in it. */
 const EXTENSION = /\.[^.\s]{1,16}$/u
 
@@ -28,8 +35,18 @@ export function byteLength(name: string): number {
   return Buffer.byteLength(name, 'utf8')
 }
 
+/** UTF-8 bytes of one code point; a lone surrogate half is written as U+FFFD, 3 bytes. */
+function utf8Size(cp: number): number {
+  return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4
+}
+
+/** A character mapCharacters changes: "/", C0, DEL, C1, or half of a surrogate pair alone. */
+const MAPPED = /[\u0000-\u001f\u007f-\u009f/]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
 /** Maps the characters a name may not hold; leaves the length alone. */
 export function mapCharacters(raw: string, slash = SLASH_STAND_IN): string {
+  // Most names need nothing: a transfer of many files is named without copying each.
+  if (!MAPPED.test(raw)) return raw
   let out = ''
   for (const ch of raw) {
     const cp = ch.codePointAt(0)!
@@ -61,27 +78,39 @@ export function splitExtension(name: string): [stem: string, ext: string] {
 
 /** The longest prefix of `text` (whole code points) of at most `maxBytes` UTF-8 bytes. */
 export function truncateBytes(text: string, maxBytes: number): string {
-  if (byteLength(text) <= maxBytes) return text
-  let out = ''
+  const bytes = byteLength(text)
+  if (bytes <= maxBytes) return text
+  // As many bytes as code units: all ASCII, one byte each.
+  if (bytes === text.length) return text.slice(0, maxBytes)
   let used = 0
+  let end = 0
   for (const ch of text) {
-    const size = byteLength(ch)
-    if (used + size > maxBytes) break
-    out += ch
-    used += size
+    used += utf8Size(ch.codePointAt(0)!)
+    if (used > maxBytes) break
+    end += ch.length
   }
-  return out
+  return text.slice(0, end)
+}
+
+/** What a name cut short carries where its stem ends: "…~" and the start of the SHA-256 of `name`. */
+function cutMark(name: string): string {
+  return `${ELLIPSIS}~${hash('sha256', name, 'hex').slice(0, MARK_HEX_DIGITS)}`
+}
+
+/** `head` shortened so that `head + mark + tail` fits maxBytes; `mark` and `tail` are kept whole. */
+function cutWithMark(head: string, mark: string, tail: string, maxBytes: number): string {
+  const budget = maxBytes - byteLength(mark) - byteLength(tail)
+  if (budget < 1) {
+    // The tail alone is too long (a giant id or extension): the whole name is cut instead.
+    return truncateBytes(head + tail, maxBytes - byteLength(mark)) + mark
+  }
+  return truncateBytes(head, budget) + mark + tail
 }
 
 /** `stem + tail` within maxBytes, shortening the stem (marked "…") if needed; tail is kept. */
 function fitWithTail(stem: string, tail: string, maxBytes: number): string {
   if (byteLength(stem) + byteLength(tail) <= maxBytes) return stem + tail
-  const budget = maxBytes - byteLength(tail) - byteLength(ELLIPSIS)
-  if (budget < 1) {
-    // The tail alone is too long (a giant extension): shorten the whole name instead.
-    return truncateBytes(stem + tail, maxBytes - byteLength(ELLIPSIS)) + ELLIPSIS
-  }
-  return truncateBytes(stem, budget) + ELLIPSIS + tail
+  return cutWithMark(stem, ELLIPSIS, tail, maxBytes)
 }
 
 /**
@@ -92,41 +121,69 @@ export function textOfName(name: string): string {
   return name.replaceAll(SLASH_STAND_IN, '/')
 }
 
-/** Shortens a mapped name to maxBytes, keeping its extension. */
+/** The end of a stem that a cut left: "…~" and 8 hex digits. */
+const CUT_MARK = new RegExp(`${ELLIPSIS}~[0-9a-f]{${MARK_HEX_DIGITS}}$`, 'u')
+
+/**
+ * Shortens a mapped name to maxBytes, keeping its extension; the stem's end gives way to
+ * the mark of the whole name, so names that differ only past the cut stay apart.
+ */
 export function fitName(name: string, maxBytes = NAME_MAX_BYTES): string {
   if (byteLength(name) <= maxBytes) return name
   const [stem, ext] = splitExtension(name)
-  return fitWithTail(stem, ext, maxBytes)
+  return cutWithMark(stem, cutMark(name), ext, maxBytes)
 }
 
-/** `name` with " (n)" before its extension, still within maxBytes. */
+/**
+ * `name` with " (n)" before its extension, still within maxBytes. When the number makes it
+ * too long, the stem is cut (an earlier mark dropped) and marked with the whole of `name`:
+ * the numbered forms of two names that share their start do not meet.
+ */
 export function withSuffix(name: string, n: number, maxBytes = NAME_MAX_BYTES): string {
+  return numbering(name, maxBytes)(n)
+}
+
+/** withSuffix for one name and any number: the name is split, and hashed if need be, once. */
+function numbering(name: string, maxBytes = NAME_MAX_BYTES): (n: number) => string {
   const [stem, ext] = splitExtension(name)
-  return fitWithTail(stem, ` (${n})${ext}`, maxBytes)
+  const stemBytes = byteLength(stem)
+  let cut: { head: string; mark: string } | undefined
+  return (n) => {
+    const tail = ` (${n})${ext}`
+    if (stemBytes + byteLength(tail) <= maxBytes) return stem + tail
+    cut ??= { head: stem.replace(CUT_MARK, ''), mark: cutMark(name) }
+    return cutWithMark(cut.head, cut.mark, tail, maxBytes)
+  }
 }
 
 /**
  * Unique names for one folder. `names` come in the caller's stable order; the first holder
  * of a name keeps it (so do names already reserved, which always win), the others get
  * " (2)", " (3)", ... skipping any name already taken. Same input, same output.
+ *
+ * One pass: each name remembers the next number to try. Every number below it was taken
+ * when it was passed, and a taken name stays taken, so no number is tried twice and the
+ * names come out as trying " (2)", " (3)", ... afresh for each would give them. A sender
+ * cannot make this slow: numbered names that would be cut carry their name's mark, so two
+ * names share candidates only if their marks agree.
  */
 export function disambiguate(names: readonly string[], reserved: readonly string[] = []): string[] {
   const taken = new Set<string>(reserved)
-  const result: (string | undefined)[] = names.map((name) => {
-    if (taken.has(name)) return undefined
+  const first = names.map((name) => {
+    if (taken.has(name)) return false
     taken.add(name)
-    return name
+    return true
   })
+  const next = new Map<string, { n: number; numbered: (n: number) => string }>()
   return names.map((name, i) => {
-    const kept = result[i]
-    if (kept !== undefined) return kept
-    for (let n = 2; ; n++) {
-      const candidate = withSuffix(name, n)
-      if (!taken.has(candidate)) {
-        taken.add(candidate)
-        return candidate
-      }
-    }
+    if (first[i]) return name
+    let numbers = next.get(name)
+    if (!numbers) next.set(name, (numbers = { n: 2, numbered: numbering(name) }))
+    let candidate = numbers.numbered(numbers.n)
+    while (taken.has(candidate)) candidate = numbers.numbered(++numbers.n)
+    numbers.n++
+    taken.add(candidate)
+    return candidate
   })
 }
 

@@ -38,8 +38,11 @@ export interface ServiceControls {
   /** Lets anyone signed in forward the transfer (the interface's `allowforwarding`). */
   setAllowForwarding(transferId: string, allow: boolean): Promise<void>
   createUser(user: NewUser): Promise<{ id: string; email: string }>
-  /** `count` complete transfers, one small file each, received by `to` (sent by `from`, when given); ids oldest first. */
-  seedInbox(to: string, count: number, options?: { subjectPrefix?: string; portalId?: string; from?: string }): Promise<string[]>
+  /**
+   * `count` complete transfers received by `to` (sent by `from`, when given), `files` small files
+   * each (1), named `<fileStem>-<n>[-<m>].txt` (`fileStem` "file"); ids oldest first.
+   */
+  seedInbox(to: string, count: number, options?: { subjectPrefix?: string; portalId?: string; files?: number; fileStem?: string; from?: string }): Promise<string[]>
   /** Creates or updates a portal (seedInbox with a portalId creates it too). */
   setPortal(portalId: string, portal: { friendlyName?: string; deleted?: boolean }): Promise<void>
   counters(): Promise<Counters>

@@ -92,7 +92,7 @@ describe('the tree', () => {
     expect(files).toHaveLength(t.files.length + 1)
     const names = await fs.readdir(`/inbox/${folder}`)
     expect(names).toEqual([
-      '.transfer.json', '．．', '．． (2)', 'nul␀byte.txt', `${'長'.repeat(82)}….mp4`, 'same.txt', 'same (2).txt',
+      '.transfer.json', '．．', '．． (2)', 'nul␀byte.txt', expect.stringMatching(/^長{79}…~[0-9a-f]{8}\.mp4$/u), 'same.txt', 'same (2).txt',
       'same', 'same (2)', '.transfer (2).json', '.password (2)', '(unnamed)', 'trailing', '😀',
     ])
     // The file named ".." and the folder made of "../.." are both there, apart.
