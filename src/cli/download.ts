@@ -9,7 +9,7 @@ import { allOrFirstFailure } from '../base/all-or-first-failure.js'
 import type { TransferClient } from '../api/client.js'
 import type { Transfer } from '../api/types.js'
 import type { LoadedSettings } from '../config/index.js'
-import { safeName, withSuffix } from '../vfs/names.js'
+import { disambiguate, safeName, withSuffix } from '../vfs/names.js'
 import { CONNECTION_KEYS } from './compose.js'
 import { alreadyPresent, downloadChunked, partialOf, PARTIAL_DIR, readState, tidyPartials, type ChunkJob, type FileOutcome } from './download-resume.js'
 import { addPasswordFlags, fetchTransfer, resolveTransferRef, transferPassword, type PasswordOptions } from './info.js'
@@ -36,18 +36,30 @@ interface DownloadOptions extends CommonOptions, PasswordOptions {
  * that would share a name get " (2)", " (3)", ...
  */
 export function outputPaths(dir: string, names: readonly string[]): string[] {
-  const taken = new Set<string>()
-  return names.map((raw) => {
+  const placed = names.map((raw) => {
     const parts = raw.split('/').filter((p) => p !== '' && p !== '.').map((p) => safeName(p))
     if (parts.length === 0) parts.push(safeName(''))
     // The folder where unfinished files wait is not the transfer's to use.
     if (parts[0] === PARTIAL_DIR) parts[0] = withSuffix(PARTIAL_DIR, 2)
     const last = parts.pop()!
-    let rel = path.join(...parts, last)
-    for (let n = 2; taken.has(rel); n++) rel = path.join(...parts, withSuffix(last, n))
-    taken.add(rel)
-    const full = path.join(dir, rel)
-    if (path.relative(dir, full).startsWith('..')) throw new Error(`unsafe name ${JSON.stringify(raw)}`)
+    return { folder: path.join(...parts), last }
+  })
+  // Names alike within one folder are numbered as the mount numbers them, in one pass per
+  // folder: a sender's thousands of look-alike names cost no more than as many distinct ones.
+  const byFolder = new Map<string, number[]>()
+  placed.forEach((p, i) => {
+    const indices = byFolder.get(p.folder)
+    if (indices) indices.push(i)
+    else byFolder.set(p.folder, [i])
+  })
+  const leaves: string[] = new Array<string>(names.length)
+  for (const indices of byFolder.values()) {
+    const unique = disambiguate(indices.map((i) => placed[i]!.last))
+    indices.forEach((i, k) => (leaves[i] = unique[k]!))
+  }
+  return placed.map((p, i) => {
+    const full = path.join(dir, p.folder, leaves[i]!)
+    if (path.relative(dir, full).startsWith('..')) throw new Error(`unsafe name ${JSON.stringify(names[i])}`)
     return full
   })
 }

@@ -1,4 +1,5 @@
 // The pure parts of the output conventions: colours, tables, dates, exit codes, safe names.
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { IntegrityError, NetworkError, NotSignedInError, ServiceError } from '../../src/api/errors.js'
 import { SettingsError } from '../../src/config/index.js'
@@ -95,6 +96,18 @@ describe('download names', () => {
     expect(paths[7]).toBe('/out/dup (2).txt')
     expect(paths[8]).toBe('/out/nl\u240aname')
     expect(new Set(paths).size).toBe(paths.length)
+  })
+
+  it('number 10,000 names alike in their first 300 bytes in one pass, each folder apart', () => {
+    const long = 'x'.repeat(300)
+    const names = [...Array.from({ length: 10_000 }, (_, i) => `${long}-${i}.bin`), 'a/f.txt', 'b/f.txt', 'a/f.txt']
+    const started = performance.now()
+    const paths = outputPaths('/out', names)
+    // Numbered one by one from " (2)" as before, 10,000 such names took minutes; now well under one.
+    expect(performance.now() - started).toBeLessThan(10_000)
+    expect(new Set(paths).size).toBe(paths.length)
+    for (const p of paths) expect(Buffer.byteLength(path.basename(p))).toBeLessThanOrEqual(255)
+    expect(paths.slice(-3)).toEqual(['/out/a/f.txt', '/out/b/f.txt', '/out/a/f (2).txt'])
   })
 
   it('chunks cover the file exactly, the last one shorter', () => {
