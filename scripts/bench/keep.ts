@@ -27,7 +27,7 @@ import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Transfer } from '../../src/api/types.js'
 import { PINS_FILE } from '../../src/keep/pin-store.js'
-import { STATUS_JSON_FILE, type StatusFileContent } from '../../src/send/status-file.js'
+import { STATUS_JSON_FILE, type StatusFileContent } from '../../src/status/status-file.js'
 import {
   childrenCpuSeconds, type Counters, cpuSeconds, dropCaches, fileOnMount, GiB, machineBusySeconds, MB, mbps, median, MiB, perGiB, quietCounters, ratio, sh,
   transferFolder, transferfs, verifiedFetchFloor, waitUntil, withBenchWorld, type BenchWorld,

@@ -17,7 +17,7 @@ import { envName, flagName, SETTINGS, SettingsError, type LoadedSettings, type S
 import type { ReachabilityState } from '../api/connectivity.js'
 import { ReadPath } from '../read/content.js'
 import type { ReadHealth } from '../read/read-log.js'
-import type { ServiceHealth } from '../send/status.js'
+import type { ServiceHealth } from '../status/mount-status.js'
 import { DEFAULT_READ_OPTIONS, type ReadOptions } from '../read/options.js'
 import { ServiceRangeSource } from '../read/service-source.js'
 import { openSending, type MountSending } from '../send/mount-sending.js'

@@ -1,6 +1,6 @@
 // `transferfs status [--json] [--once]`: what the running mount is sending and keeping
 // offline (pins: src/keep), how far, what failed and why, and the disk cache's use. The mount keeps its status in the data folder (status.json, rewritten
-// within a second of a change, src/send/status-file.ts); this command reads that file, so
+// within a second of a change, src/status/status-file.ts); this command reads that file, so
 // it needs no connection to the mount process. On a terminal it shows live progress bars
 // (bytes, rate, ETA, state, last error per entry) until nothing is queued, sending or being kept, or
 // Ctrl-C; `--once` or a pipe prints the `.status` text once; `--json` the status as JSON.
@@ -9,11 +9,11 @@ import type { Command } from 'commander'
 import { loadSettings } from '../config/index.js'
 import { addSettingFlags } from './compose.js'
 import { writeJson } from './output/json.js'
-import { isLive, readStatusFile, STATUS_WRITE_INTERVAL_MS, type StatusFileContent } from '../send/status-file.js'
+import { isLive, readStatusFile, STATUS_WRITE_INTERVAL_MS, type StatusFileContent } from '../status/status-file.js'
 import { formatBytes } from '../base/format-bytes.js'
 import { plainText } from '../base/shown-text.js'
 import type { KeepStatusEntry } from '../keep/status.js'
-import { renderStatusText, serviceLine, type SendStatusEntry } from '../send/status.js'
+import { renderStatusText, serviceLine, type SendStatusEntry } from '../status/mount-status.js'
 
 interface StatusOptions extends Record<string, unknown> {
   json?: boolean

@@ -1,5 +1,5 @@
 // What the keeper tells of the pins it keeps, for `.status` and `transferfs status`: the
-// keeper's own answer, which the status file (send/status.ts) carries beside the sends.
+// keeper's own answer, which the mount's status (status/mount-status.ts) carries beside the sends.
 /** One pin being kept on this machine. */
 export interface KeepStatusEntry {
   /** Its path on the mount when pinned ("inbox/Photos from Ann"). */

@@ -11,9 +11,9 @@ import type { SendOptions } from './options.js'
 import type { SentLog, SentRecord } from './ports.js'
 import { FileSentLog } from './sent-log.js'
 import { ExistingTransferSender, ServiceSender } from './service-sender.js'
-import { StatusFiles } from './status-file.js'
 import type { KeepStatus } from '../keep/status.js'
-import { renderStatusText, type SendStatus, type ServiceHealth } from './status.js'
+import { renderStatusText, type MountStatus, type ServiceHealth } from '../status/mount-status.js'
+import { StatusFiles } from '../status/status-file.js'
 
 /** Folder (in the data folder) staging files copied into sent/ folders until they are added. */
 export const ADDITIONS_DIR = 'additions'
@@ -45,7 +45,7 @@ export interface MountSending extends SendingParts {
   readonly additionsFs: OutboxFs
   readonly sentLog: FileSentLog
   readonly sender: ServiceSender
-  status(): SendStatus
+  status(): MountStatus
 }
 
 /** The sent log, telling the mount after each new record (so sent/ lists it before the entry leaves outbox/). */
@@ -112,7 +112,7 @@ export async function openSending(cfg: SendingConfig): Promise<MountSending> {
     options: cfg.options,
     target: 'existing-transfers',
   })
-  const status = (): SendStatus => {
+  const status = (): MountStatus => {
     const a = outboxFs.status()
     const b = additionsFs.status()
     const entries = [...a.entries, ...b.entries.map((e) => ({ ...e, name: ADDITION_PREFIX + e.name }))]

@@ -21,7 +21,8 @@ import type { WriterMarks } from './writers.js'
 import type { OpenFile, OpenFiles } from './handles.js'
 import { toFsError, type AttrStore, type DiskGuard } from './staging.js'
 import type { WriteFailures } from './write-failures.js'
-import { buildStatus, type SendStatus } from './status.js'
+import type { SendStatus } from '../status/mount-status.js'
+import { buildSendStatus } from './status.js'
 import type { OutboxTree } from './tree.js'
 import { shownPerm } from './sent-access.js'
 
@@ -57,7 +58,7 @@ export class OutboxFs {
   // ---- status and control ------------------------------------------------------------------
 
   status(): SendStatus {
-    return buildStatus(this.clock.now(), this.engine.entries.values(), this.engine.finished)
+    return buildSendStatus(this.clock.now(), this.engine.entries.values(), this.engine.finished)
   }
 
   retryFailed(): void {

@@ -2,7 +2,7 @@
 // and fixing the cause sends it; network trouble is retried until it works.
 import { afterEach, describe, expect, it } from 'vitest'
 import { NetworkError, ServiceError } from '../../src/api/errors.js'
-import { renderStatusText } from '../../src/send/status.js'
+import { renderStatusText } from '../../src/status/mount-status.js'
 import { md5, refusal } from './fake-service.js'
 import { bytes, cp, Harness } from './harness.js'
 

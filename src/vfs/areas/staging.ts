@@ -34,7 +34,7 @@ export interface SendingParts {
   additions: StagingTree
   /** Adds recipients (addresses or contact group names) to a transfer sent from here. */
   forward(transferid: string, to: string[]): Promise<void>
-  /** The text of `/.status`: what is being sent. */
+  /** The text of `/.status`: the mount's status (the sends, the service's health, the pins). */
   statusText(): string
   shutdown(): Promise<void>
 }

@@ -1,18 +1,18 @@
-// The send status on disk, for what cannot ask the mount process directly: `transferfs
+// The mount's status on disk, for what cannot ask the mount process directly: `transferfs
 // status` reads status.json. It is replaced atomically (temp + rename) when the status
 // changed, checked every `intervalMs`, and once more when stopped (with `running: false`).
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomically } from '../base/durable-file.js'
 import { readStateFile, stateCount } from '../base/state-file.js'
-import { renderStatusJson, type SendStatus } from './status.js'
+import { renderStatusJson, type MountStatus } from './mount-status.js'
 
 export const STATUS_JSON_FILE = 'status.json'
 /** ms: how often the status files are brought up to date while mounted. */
 export const STATUS_WRITE_INTERVAL_MS = 1000
 
 /** What status.json holds: the status plus who wrote it, so a reader can tell a dead mount. */
-export interface StatusFileContent extends SendStatus {
+export interface StatusFileContent extends MountStatus {
   pid: number
   /** False once the mount stopped (the entries are then what it left unsent). */
   running: boolean
@@ -29,7 +29,7 @@ export class StatusFiles {
 
   constructor(
     readonly dir: string,
-    private readonly source: () => SendStatus,
+    private readonly source: () => MountStatus,
     private readonly intervalMs = STATUS_WRITE_INTERVAL_MS,
   ) {}
 

@@ -1,7 +1,7 @@
 // `.status` and `transferfs status` show names, notes and the service's errors as text: an
 // outbox name or a pin's name with a newline or an escape sequence in it is still one line.
 import { describe, expect, it } from 'vitest'
-import { renderStatusText, type SendStatusEntry } from '../../src/send/status.js'
+import { renderStatusText, type SendStatusEntry } from '../../src/status/mount-status.js'
 
 const entry = (over: Partial<SendStatusEntry>): SendStatusEntry => ({
   name: 'a.txt', state: 'failed', note: null, bytesSent: 0, bytesTotal: 10, rate: null, eta: null, lastError: null, transferid: null, url: null, ...over,
