@@ -8,7 +8,7 @@ import { constants } from 'node:fs'
 import type Fuse from 'fuse-native'
 import { bytesLength, copyBytes, giveBack, isBytes } from '../read/bytes.js'
 import type { FileSystemCore, NodeAttr, StatFs } from '../vfs/core.js'
-import { errorForLog, ERRNO, errnoOf } from './errno.js'
+import { errorForLog, ERRNO, errnoOf } from '../vfs/errno.js'
 import { silentLogger, type Logger } from '../base/log.js'
 import type { ReadWindows } from './read-windows.js'
 

@@ -1,8 +1,9 @@
-// The one place where errors become errno. The core throws FsError (a POSIX code it
-// chose) or the client's errors; everything else is a bug and answers EIO.
+// The one place where errors become errno, for every front (the FUSE adapter, the NFS server).
+// The core throws FsError (a POSIX code it chose) or the client's errors; everything else is a
+// bug and answers EIO.
 import { ERROR_CODE, errorCodeOf, NetworkError, ServiceError } from '../api/errors.js'
 import { needsNewSettings } from '../api/failure.js'
-import { FsError, type FsErrorCode } from '../vfs/core.js'
+import { FsError, type FsErrorCode } from './core.js'
 
 /** Linux errno values (positive); the adapter answers their negation. */
 export const ERRNO = {
