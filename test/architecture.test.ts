@@ -1,7 +1,9 @@
 // The dependency rules of src/, read from the import statements: the ground floor imports
 // nothing of ours, the client nothing but the ground floor, the read path nothing above
 // it, the local service nothing of the client but its types, the keeper and the desktop side
-// nothing of the FUSE adapter, the keeper nothing of the send path, the mount's status (the
+// nothing of the FUSE adapter, the NFS front (a second front door beside the FUSE adapter)
+// nothing above the filesystem core and nothing but the command line imports it, the keeper
+// nothing of the send path, the mount's status (the
 // snapshot's shape and renderings) nothing but the pins' section and the ground floor, and no
 // folder or module loops back. Outside src/: the tools in scripts/ (the bench among them) import nothing of
 // test/, so the tests lean on the tools and never the other way (and no test lands in dist/).
@@ -99,6 +101,14 @@ describe('dependency rules of src/', () => {
 
   it('status imports only the pins\' section and the ground floor (send fills and writes it, keep is below it)', () => {
     expect(breaches('status', (to) => ground(to) || to === 'keep/status.ts')).toEqual([])
+  })
+
+  it('nfs, a front like fuse, imports only vfs and what is below it (never fuse, send, keep, desktop or cli)', () => {
+    expect(breaches('nfs', (to) => ground(to) || ['vfs', 'read', 'api'].includes(folder(to)))).toEqual([])
+  })
+
+  it('nothing imports the NFS front but the command line', () => {
+    expect(across.filter((e) => folder(e.to) === 'nfs' && folder(e.from) !== 'cli').map((e) => `${e.from} -> ${e.to}`)).toEqual([])
   })
 
   it('emulator imports only the API types and the ground floor', () => {

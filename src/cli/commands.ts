@@ -12,10 +12,11 @@ import { register as logout } from './logout.js'
 import { register as mount } from './mount.js'
 import { register as send } from './send.js'
 import { register as serve } from './serve.js'
+import { register as serveNfs } from './serve-nfs.js'
 import { register as status } from './status.js'
 import { register as unmount } from './unmount.js'
 import { register as keep } from './keep.js'
 
 export type RegisterCommand = (program: Command) => void
 
-export const commands: RegisterCommand[] = [mount, unmount, login, logout, status, keep, inbox, info, forward, download, send, config, completion, serve, demo]
+export const commands: RegisterCommand[] = [mount, unmount, login, logout, status, keep, inbox, info, forward, download, send, config, completion, serve, serveNfs, demo]

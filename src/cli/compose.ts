@@ -224,9 +224,10 @@ function folderNameOf(listing: FolderListing | undefined, transferid: string): s
  * Everything the mount serves, built from the settings; the session must exist already.
  * `mountDir` (absolute) is where it will be mounted: thumbnails and notifications name files there.
  */
-export async function composeMount(loaded: LoadedSettings, mountDir: string, log: Logger = silentLogger): Promise<ComposedMount> {
-  // First: it loads the FUSE addon, whose failure (no FUSE library) leaves nothing open.
-  const readAheadKb = mountReadAheadKb(loaded.settings)
+export async function composeMount(loaded: LoadedSettings, mountDir: string, log: Logger = silentLogger, front: { readAheadKb?: number } = {}): Promise<ComposedMount> {
+  // First: it loads the FUSE addon, whose failure (no FUSE library) leaves nothing open. A
+  // front other than FUSE (the NFS server) gives the readahead of its own clients instead.
+  const readAheadKb = front.readAheadKb ?? mountReadAheadKb(loaded.settings)
   const client = await createClient(loaded)
   if (!(await client.auth.isSignedIn())) {
     await client.close()

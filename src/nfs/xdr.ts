@@ -133,6 +133,20 @@ export class XdrWriter {
     return this.uint32(data.length).fixed(data)
   }
 
+  /** Opaque data given in parts (the read path's bytes), written as one item. */
+  opaqueParts(parts: readonly Uint8Array[]): this {
+    const n = parts.reduce((sum, p) => sum + p.length, 0)
+    this.uint32(n)
+    const at = this.room(n + pad(n))
+    let to = at
+    for (const p of parts) {
+      this.buf.set(p, to)
+      to += p.length
+    }
+    this.buf.fill(0, to, this.at)
+    return this
+  }
+
   string(s: string): this {
     return this.opaque(Buffer.from(s, 'utf8'))
   }

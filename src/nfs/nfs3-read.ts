@@ -1,0 +1,239 @@
+// The NFSv3 procedures that read the tree (RFC 1813): GETATTR, LOOKUP, ACCESS, READLINK,
+// READ, READDIR, READDIRPLUS, FSSTAT, FSINFO and PATHCONF, each on the core as the FUSE
+// adapter drives it.
+import { bytesLength, giveBack, isBytes } from '../read/bytes.js'
+import type { NodeAttr } from '../vfs/core.js'
+import { FATTR3_BYTES, isDirectory, writeFattr, writePostOpAttr } from './attrs.js'
+import { childPath, fileIdOf, parentPath } from './handles.js'
+import { attrOfHandle, attrOrNull, NAME_MAX_BYTES, readHandle, readName, type NfsContext, type Procedure } from './procedure.js'
+import { AUTH_UNIX, type Credential } from './rpc.js'
+import { NFS3, NfsStatusError, statusOf } from './status.js'
+import { opaqueSize } from './xdr.js'
+
+/** Bytes of READ and WRITE the server takes in one call (FSINFO's rtmax and wtmax). */
+export const MAX_IO_BYTES = 1024 * 1024
+/** The preferred size of a READDIR reply. */
+const DIR_PREF_BYTES = 64 * 1024
+/** The largest file size this server gives. */
+const MAX_FILE_SIZE = Number.MAX_SAFE_INTEGER
+
+export const ACCESS3 = { READ: 0x1, LOOKUP: 0x2, MODIFY: 0x4, EXTEND: 0x8, DELETE: 0x10, EXECUTE: 0x20 } as const
+/** FSINFO properties: symbolic links, the same pathconf everywhere, settable times. */
+const FSF3_SYMLINK = 0x2
+const FSF3_HOMOGENEOUS = 0x8
+const FSF3_CANSETTIME = 0x10
+
+const getattr: Procedure = async (r, cx) => {
+  const p = readHandle(r, cx)
+  const a = await attrOfHandle(cx, p)
+  return (w) => writeFattr(w, p, a)
+}
+
+/** The entry `name` names in folder `dir` (with "." and ".."), its NFC form tried too: macOS sends names decomposed. */
+async function lookupIn(cx: NfsContext, dir: string, name: string): Promise<{ path: string; attr: NodeAttr }> {
+  if (name === '.') return { path: dir, attr: await cx.core.getattr(dir) }
+  if (name === '..') return { path: parentPath(dir), attr: await cx.core.getattr(parentPath(dir)) }
+  const p = childPath(dir, name)
+  try {
+    return { path: p, attr: await cx.core.getattr(p) }
+  } catch (err) {
+    const composed = name.normalize('NFC')
+    if (composed === name || statusOf(err) !== NFS3.NOENT) throw err
+    const q = childPath(dir, composed)
+    return { path: q, attr: await cx.core.getattr(q) }
+  }
+}
+
+const lookup: Procedure = async (r, cx) => {
+  const dir = readHandle(r, cx)
+  const name = readName(r)
+  const dirAttr = await attrOfHandle(cx, dir)
+  if (!isDirectory(dirAttr)) throw new NfsStatusError(NFS3.NOTDIR)
+  const found = await lookupIn(cx, dir, name)
+  return (w) => {
+    w.opaque(cx.handles.handleOf(found.path))
+    writePostOpAttr(w, found.path, found.attr)
+    writePostOpAttr(w, dir, dirAttr)
+  }
+}
+
+/** The rwx bits of `a` that apply to the caller: the owner's to the owner and to root, the others' to anyone else. */
+function bitsFor(a: NodeAttr, cred: Credential): number {
+  const uid = cred.flavor === AUTH_UNIX ? cred.uid : -1
+  if (uid === 0) return ((a.mode >> 6) & 7) | 6 // root reads and writes, but runs only what is executable
+  return uid === a.uid ? (a.mode >> 6) & 7 : a.mode & 7
+}
+
+/** ACCESS: what the caller's class may do by the modes shown, as the FUSE mount's default_permissions checks them. */
+export function accessGranted(a: NodeAttr, cred: Credential, asked: number): number {
+  const bits = bitsFor(a, cred)
+  let granted = 0
+  if (bits & 4) granted |= ACCESS3.READ
+  if (isDirectory(a)) {
+    if (bits & 1) granted |= ACCESS3.LOOKUP
+    if (bits & 2) granted |= ACCESS3.MODIFY | ACCESS3.EXTEND | ACCESS3.DELETE
+  } else {
+    if (bits & 2) granted |= ACCESS3.MODIFY | ACCESS3.EXTEND
+    if (bits & 1) granted |= ACCESS3.EXECUTE
+  }
+  return granted & asked
+}
+
+const access: Procedure = async (r, cx, cred) => {
+  const p = readHandle(r, cx)
+  const asked = r.uint32()
+  const a = await attrOfHandle(cx, p)
+  return (w) => {
+    writePostOpAttr(w, p, a)
+    w.uint32(accessGranted(a, cred, asked))
+  }
+}
+
+const readlink: Procedure = async (r, cx) => {
+  const p = readHandle(r, cx)
+  const a = await attrOfHandle(cx, p)
+  if (!cx.core.readlink) throw new NfsStatusError(NFS3.INVAL)
+  const target = await cx.core.readlink(p)
+  return (w) => {
+    writePostOpAttr(w, p, a)
+    w.string(target)
+  }
+}
+
+const read: Procedure = async (r, cx) => {
+  const p = readHandle(r, cx)
+  const offset = r.uint64()
+  const count = Math.min(r.uint32(), MAX_IO_BYTES)
+  const a = await attrOfHandle(cx, p)
+  if (isDirectory(a)) throw new NfsStatusError(NFS3.ISDIR)
+  const bytes = count === 0 || offset >= a.size ? [] : await cx.reads.reading(p, (fh) => cx.core.read(p, fh, offset, count))
+  if (!isBytes(bytes) || bytesLength(bytes) > count) throw new NfsStatusError(NFS3.IO)
+  const n = bytesLength(bytes)
+  return (w) => {
+    try {
+      writePostOpAttr(w, p, a)
+      w.uint32(n).bool(offset + n >= a.size)
+      w.opaqueParts(Buffer.isBuffer(bytes) ? [bytes] : bytes)
+    } finally {
+      giveBack(bytes)
+    }
+  }
+}
+
+/** One entry of a READDIR(PLUS) page. */
+interface Entry {
+  name: string
+  path: string
+  cookie: bigint
+}
+
+/** Bytes of a READDIR(PLUS) reply before its entries: status, dir attributes, verifier, list end, eof. */
+const PAGE_OVERHEAD = 4 + 4 + FATTR3_BYTES + 8 + 4 + 4
+/** An entry's fileid, name and cookie, with the word that says it follows. */
+const entryBytes = (name: string): number => 4 + 8 + opaqueSize(Buffer.byteLength(name)) + 8
+
+/**
+ * The entries of `dir` after `cookie`, as many as fit: cookie n resumes after the n-th entry
+ * of ".", "..", then the core's listing. `fits` is told each entry's name and path, and says
+ * whether it goes in.
+ */
+async function page(cx: NfsContext, dir: string, cookie: bigint, fits: (name: string, path: string) => boolean): Promise<{ entries: Entry[]; eof: boolean }> {
+  const names = ['.', '..', ...(await cx.core.readdir(dir))]
+  if (cookie > BigInt(names.length)) throw new NfsStatusError(NFS3.BAD_COOKIE)
+  const entries: Entry[] = []
+  let i = Number(cookie)
+  for (; i < names.length; i++) {
+    const name = names[i] as string
+    const path = name === '.' ? dir : name === '..' ? parentPath(dir) : childPath(dir, name)
+    if (!fits(name, path)) break
+    entries.push({ name, path, cookie: BigInt(i + 1) })
+  }
+  if (entries.length === 0 && i < names.length) throw new NfsStatusError(NFS3.TOOSMALL)
+  return { entries, eof: i >= names.length }
+}
+
+const readdir: Procedure = async (r, cx) => {
+  const dir = readHandle(r, cx)
+  const cookie = r.bigUint64()
+  r.fixed(8) // the cookie verifier: this server gives zeros and accepts any
+  const count = r.uint32()
+  const dirAttr = await attrOfHandle(cx, dir)
+  if (!isDirectory(dirAttr)) throw new NfsStatusError(NFS3.NOTDIR)
+  let used = PAGE_OVERHEAD
+  const { entries, eof } = await page(cx, dir, cookie, (name) => (used += entryBytes(name)) <= count)
+  return (w) => {
+    writePostOpAttr(w, dir, dirAttr)
+    w.uint64(0)
+    for (const e of entries) w.bool(true).uint64(fileIdOf(e.path)).string(e.name).uint64(e.cookie)
+    w.bool(false).bool(eof)
+  }
+}
+
+const readdirplus: Procedure = async (r, cx) => {
+  const dir = readHandle(r, cx)
+  const cookie = r.bigUint64()
+  r.fixed(8)
+  const dircount = r.uint32()
+  const maxcount = r.uint32()
+  const dirAttr = await attrOfHandle(cx, dir)
+  if (!isDirectory(dirAttr)) throw new NfsStatusError(NFS3.NOTDIR)
+  let dirBytes = 0
+  let used = PAGE_OVERHEAD
+  const { entries, eof } = await page(cx, dir, cookie, (name, path) => {
+    dirBytes += entryBytes(name)
+    used += entryBytes(name) + 4 + FATTR3_BYTES + 4 + opaqueSize(cx.handles.handleOf(path).length)
+    return used <= maxcount && dirBytes <= dircount
+  })
+  const attrs = await Promise.all(entries.map((e) => attrOrNull(cx, e.path)))
+  return (w) => {
+    writePostOpAttr(w, dir, dirAttr)
+    w.uint64(0)
+    entries.forEach((e, i) => {
+      w.bool(true).uint64(fileIdOf(e.path)).string(e.name).uint64(e.cookie)
+      writePostOpAttr(w, e.path, attrs[i])
+      w.bool(true).opaque(cx.handles.handleOf(e.path))
+    })
+    w.bool(false).bool(eof)
+  }
+}
+
+const fsstat: Procedure = async (r, cx) => {
+  const p = readHandle(r, cx)
+  const a = await attrOfHandle(cx, p)
+  const s = await cx.core.statfs(p)
+  return (w) => {
+    writePostOpAttr(w, p, a)
+    w.uint64(s.blocks * s.frsize).uint64(s.bfree * s.frsize).uint64(s.bavail * s.frsize)
+    w.uint64(s.files).uint64(s.ffree).uint64(s.favail)
+    w.uint32(0) // invarsec: the figures may change at any time
+  }
+}
+
+const fsinfo: Procedure = async (r, cx) => {
+  const p = readHandle(r, cx)
+  const a = await attrOfHandle(cx, p)
+  return (w) => {
+    writePostOpAttr(w, p, a)
+    w.uint32(MAX_IO_BYTES).uint32(MAX_IO_BYTES).uint32(4096) // rtmax, rtpref, rtmult
+    w.uint32(MAX_IO_BYTES).uint32(MAX_IO_BYTES).uint32(4096) // wtmax, wtpref, wtmult
+    w.uint32(DIR_PREF_BYTES).uint64(MAX_FILE_SIZE)
+    w.uint32(0).uint32(1_000_000) // time_delta: times are kept to the millisecond
+    w.uint32(FSF3_SYMLINK | FSF3_HOMOGENEOUS | FSF3_CANSETTIME)
+  }
+}
+
+const pathconf: Procedure = async (r, cx) => {
+  const p = readHandle(r, cx)
+  const a = await attrOfHandle(cx, p)
+  return (w) => {
+    writePostOpAttr(w, p, a)
+    w.uint32(1).uint32(NAME_MAX_BYTES) // linkmax, name_max
+    w.bool(true).bool(true).bool(false).bool(true) // no_trunc, chown_restricted, case_insensitive, case_preserving
+  }
+}
+
+/** The read side's procedures by number (RFC 1813). */
+export const READ_PROCEDURES = new Map<number, Procedure>([
+  [1, getattr], [3, lookup], [4, access], [5, readlink], [6, read],
+  [16, readdir], [17, readdirplus], [18, fsstat], [19, fsinfo], [20, pathconf],
+])
