@@ -14,7 +14,8 @@ import { configDefaults, defineConfig } from 'vitest/config'
 //   test/support/clean-build.ts): the project `package`, in a group of its own that runs before
 //   the others, so a build never shares the cores with a test that measures time.
 // - everything else runs once, in auto: the network, the service's faults, keeping, sending,
-//   the tools, search, previews give the same result on any FUSE library.
+//   the tools, search, previews give the same result on any FUSE library; test/nfs/ (the NFS
+//   server, driven by libnfs and the kernel's NFS client) involves no FUSE library at all.
 export const EACH_LIBRARY = ['test/fuse/**/*.test.ts']
 export const EACH_LIBRARY_BUT_3_17 = ['test/normal-user/**/*.test.ts']
 export const BUILDS_THE_PACKAGE = ['test/package/**/*.test.ts']

@@ -13,6 +13,7 @@ import { createOwnerOnly, tightenFolders } from '../config/owner-only.js'
 import { EXPORT_PATH } from '../nfs/mountd.js'
 import { NFS_HOST, NFS_READ_AHEAD_KB, NfsServer } from '../nfs/server.js'
 import { addSettingFlags, composeMount } from './compose.js'
+import { addExamples } from './output/examples.js'
 
 interface ServeNfsOptions extends Record<string, unknown> {
   port: number
@@ -93,7 +94,10 @@ export function register(program: Command): void {
   const cmd = program
     .command('serve-nfs')
     .description('Serve the Transfer Service account over NFSv3 on 127.0.0.1, for the system\'s NFS client to mount (macOS: mount_nfs), until Ctrl-C')
-    .argument('[dir]', `the folder it will be mounted at, named in the mount command shown and in notifications (default: ${DEFAULT_DIR})`)
+    .argument('[dir]', `the folder it will be mounted at, named in the mount command shown and in notifications (default: ~/Transfers)`)
     .option('--port <n>', 'the port NFS and MOUNT share (0 = any free port)', port, 0)
-  addSettingFlags(cmd).action(async (dir: string | undefined, opts: ServeNfsOptions) => serveNfs(dir, opts))
+  addExamples(addSettingFlags(cmd), [
+    'transferfs serve-nfs ~/Transfers --port 20490',
+    'mount_nfs -o port=20490,mountport=20490,nolocks,vers=3,tcp 127.0.0.1:/ ~/Transfers   # macOS, in another terminal',
+  ]).action(async (dir: string | undefined, opts: ServeNfsOptions) => serveNfs(dir, opts))
 }
