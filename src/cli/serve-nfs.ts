@@ -47,7 +47,10 @@ async function serveNfs(dirArg: string | undefined, opts: ServeNfsOptions): Prom
   const composed = await composeMount(loaded, dir, log, { readAheadKb: NFS_READ_AHEAD_KB })
   let server: NfsServer
   try {
-    server = await NfsServer.start({ core: composed.core, dataDir: loaded.folders.data, port: opts.port, deadlines: settings, log })
+    server = await NfsServer.start({ core: composed.core, dataDir: loaded.folders.data, port: opts.port, deadlines: settings, log,
+      // Only the account's owner gets in, through the system's NFS client (a reserved port).
+      ownerUid: process.getuid?.() ?? null, reservedPortsOnly: true,
+    })
   } catch (err) {
     await composed.core.shutdown()
     throw new Error(`cannot serve NFS on ${NFS_HOST}:${opts.port}: ${(err as Error).message}`, { cause: err })

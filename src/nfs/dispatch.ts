@@ -7,7 +7,7 @@ import { MOUNT_PROCEDURES, MOUNT_PROGRAM, MOUNT_VERSION } from './mountd.js'
 import { MAX_IO_BYTES, READ_PROCEDURES } from './nfs3-read.js'
 import { WRITE_PROCEDURES } from './nfs3-write.js'
 import type { Body, NfsContext, Procedure } from './procedure.js'
-import { AcceptStat, acceptedReply, failedCall, progMismatch, type RpcCall } from './rpc.js'
+import { AcceptStat, acceptedReply, AUTH_UNIX, authError, AuthStat, failedCall, progMismatch, type RpcCall } from './rpc.js'
 import { NFS3, nfsStatusOf } from './status.js'
 import { XdrError } from './xdr.js'
 
@@ -73,6 +73,16 @@ export async function dispatch(call: RpcCall, cx: NfsContext, deadlines: Deadlin
   if (call.proc === 0) return acceptedReply(xid, AcceptStat.SUCCESS).bytes()
   const spec = specs.get(call.proc)
   if (!spec) return failedCall(xid, AcceptStat.PROC_UNAVAIL)
+  if (cx.ownerUid !== null) {
+    // Only the account's owner (or root) gets in, as on a FUSE mount without allowOther.
+    if (call.cred.flavor !== AUTH_UNIX) return authError(xid, AuthStat.TOOWEAK)
+    if (call.cred.uid !== cx.ownerUid && call.cred.uid !== 0 && spec.fail !== null) {
+      cx.log.debug(`${callName(call)}: uid ${call.cred.uid} is not the owner's → NFS3ERR_ACCES`)
+      const w = acceptedReply(xid, AcceptStat.SUCCESS).uint32(NFS3.ACCES)
+      for (let i = 0; i < spec.fail; i++) w.uint32(0)
+      return w.bytes()
+    }
+  }
 
   let body: Body | null = null
   let status: number = NFS3.OK

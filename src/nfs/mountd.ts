@@ -23,6 +23,8 @@ const MOUNT_STATUSES = new Set<number>([NFS3.PERM, NFS3.NOENT, NFS3.IO, NFS3.ACC
 
 /** The tree's path of a MNT argument: absolute, normalized, never above the export. */
 export function mountPathOf(dirpath: string): string {
+  // libnfs asks for "" when the file it names is at the top of the export.
+  if (dirpath === '') return EXPORT_PATH
   if (!dirpath.startsWith('/') || dirpath.includes('\0')) throw new NfsStatusError(NFS3.NOENT)
   const segments = dirpath.split('/').filter((s) => s !== '' && s !== '.')
   if (segments.includes('..')) throw new NfsStatusError(NFS3.ACCES)

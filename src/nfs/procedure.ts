@@ -8,6 +8,7 @@ import { MAX_HANDLE_BYTES, type FileHandles } from './handles.js'
 import type { OpenFiles } from './open-files.js'
 import type { Credential } from './rpc.js'
 import { NFS3, NfsStatusError, statusOf } from './status.js'
+import type { WriteFiles } from './write-files.js'
 import type { XdrReader, XdrWriter } from './xdr.js'
 
 export interface NfsContext {
@@ -15,7 +16,11 @@ export interface NfsContext {
   readonly handles: FileHandles
   /** Files held open for READ between calls (NFS has no open or close). */
   readonly reads: OpenFiles
+  /** Files held open between WRITEs until their writes are committed. */
+  readonly writes: WriteFiles
   readonly log: Logger
+  /** The only uid (besides root's) whose AUTH_UNIX calls are served; null: any. */
+  readonly ownerUid: number | null
 }
 
 /** Writes a procedure's results after its status word. */

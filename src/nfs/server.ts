@@ -13,7 +13,8 @@ import { MAX_IO_BYTES } from './nfs3-read.js'
 import { OpenFiles } from './open-files.js'
 import type { NfsContext } from './procedure.js'
 import { markRecord, RecordError, RecordReader } from './records.js'
-import { readCall } from './rpc.js'
+import { authError, AuthStat, readCall } from './rpc.js'
+import { WriteFiles } from './write-files.js'
 
 /** The only address served: the server is for this machine's own NFS client. */
 export const NFS_HOST = '127.0.0.1'
@@ -25,6 +26,8 @@ const MAX_RECORD_BYTES = MAX_IO_BYTES + 64 * 1024
  * one sequential run.
  */
 export const NFS_READ_AHEAD_KB = (15 * MAX_IO_BYTES) / 1024
+/** Source ports below this are reserved: only root binds them. */
+const RESERVED_PORTS = 1024
 /** Calls of one connection served at once; past it the connection is read no further until some are answered. */
 const MAX_CALLS_IN_FLIGHT = 64
 
@@ -36,6 +39,13 @@ export interface NfsServerOptions {
   port?: number
   deadlines: Deadlines
   log?: Logger
+  /** The only uid (besides root's) whose calls are served (the account's owner); null: any. */
+  ownerUid: number | null
+  /**
+   * Serve only connections from a reserved source port (below 1024): the system's NFS client
+   * uses one (macOS's resvport), and an unprivileged process cannot.
+   */
+  reservedPortsOnly: boolean
 }
 
 export class NfsServer {
@@ -46,15 +56,16 @@ export class NfsServer {
     private readonly server: net.Server,
     private readonly cx: NfsContext,
     private readonly deadlines: Deadlines,
+    private readonly reservedPortsOnly: boolean,
   ) {}
 
   /** Listens on 127.0.0.1 at `port`; rejects when it cannot (EADDRINUSE). */
   static async start(opts: NfsServerOptions): Promise<NfsServer> {
     const log = opts.log ?? silentLogger
     const handles = await FileHandles.open(opts.dataDir === null ? null : path.join(opts.dataDir, HANDLE_TABLE_FILE))
-    const cx: NfsContext = { core: opts.core, handles, reads: new OpenFiles(opts.core, log), log }
+    const cx: NfsContext = { core: opts.core, handles, reads: new OpenFiles(opts.core, log), writes: new WriteFiles(opts.core, log), log, ownerUid: opts.ownerUid }
     const server = net.createServer({ noDelay: true })
-    const nfs = new NfsServer(server, cx, opts.deadlines)
+    const nfs = new NfsServer(server, cx, opts.deadlines, opts.reservedPortsOnly)
     server.on('connection', (socket) => nfs.serve(socket))
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
@@ -79,6 +90,9 @@ export class NfsServer {
       return
     }
     this.sockets.add(socket)
+    // Calls from an unprivileged port are each refused, so that the client says why rather than waits.
+    const unprivileged = this.reservedPortsOnly && (socket.remotePort ?? 0) >= RESERVED_PORTS
+    if (unprivileged) log.warn(`NFS connection from ${peer}: not from a reserved port (below ${RESERVED_PORTS}); its calls are refused`)
     const reader = new RecordReader(MAX_RECORD_BYTES)
     let inFlight = 0
     const answer = (reply: Buffer): void => {
@@ -104,6 +118,10 @@ export class NfsServer {
           answer(incoming.reply)
           continue
         }
+        if (unprivileged) {
+          answer(authError(incoming.call.xid, AuthStat.TOOWEAK))
+          continue
+        }
         if (++inFlight >= MAX_CALLS_IN_FLIGHT) socket.pause()
         void dispatch(incoming.call, this.cx, this.deadlines).then(answer).finally(() => {
           if (--inFlight < MAX_CALLS_IN_FLIGHT && socket.isPaused()) socket.resume()
@@ -121,6 +139,7 @@ export class NfsServer {
       for (const s of this.sockets) s.destroy()
       await closed
       await this.cx.reads.closeAll()
+      await this.cx.writes.closeAll()
       await this.cx.handles.flush()
     })())
   }

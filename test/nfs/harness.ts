@@ -86,6 +86,8 @@ export class RpcClient {
   private waiting: Array<() => void> = []
   private closed = false
   private xid = 1
+  /** The AUTH_UNIX uid and gid the calls carry (root's unless set). */
+  uid = 0
 
   private constructor(readonly socket: net.Socket) {
     socket.on('data', (d: Buffer) => {
@@ -99,11 +101,22 @@ export class RpcClient {
     socket.on('error', () => {})
   }
 
-  static connect(port: number): Promise<RpcClient> {
-    return new Promise((resolve, reject) => {
-      const s = net.connect({ host: '127.0.0.1', port }, () => resolve(new RpcClient(s)))
-      s.once('error', reject)
-    })
+  /**
+   * Connects from a reserved source port (600-1023, as root; the server serves no other) unless
+   * `unprivileged`, which takes any port the system gives.
+   */
+  static async connect(port: number, opts: { unprivileged?: boolean } = {}): Promise<RpcClient> {
+    for (let attempt = 0; ; attempt++) {
+      const localPort = opts.unprivileged ? undefined : 600 + Math.floor(Math.random() * 424)
+      try {
+        return await new Promise<RpcClient>((resolve, reject) => {
+          const s = net.connect({ host: '127.0.0.1', port, localAddress: '127.0.0.1', localPort }, () => resolve(new RpcClient(s)))
+          s.once('error', reject)
+        })
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt > 20) throw err
+      }
+    }
   }
 
   private wake(): void {
@@ -142,9 +155,9 @@ export class RpcClient {
     this.socket.write(bytes)
   }
 
-  /** A call's record (mark included), AUTH_UNIX as root. */
+  /** A call's record (mark included), AUTH_UNIX with `uid`. */
   callRecord(prog: number, vers: number, proc: number, args: (w: XdrWriter) => void = () => {}): Buffer {
-    const cred = new XdrWriter().uint32(0).string('test').uint32(0).uint32(0).uint32(0).bytes()
+    const cred = new XdrWriter().uint32(0).string('test').uint32(this.uid).uint32(this.uid).uint32(0).bytes()
     const w = new XdrWriter().uint32(0).uint32(this.xid++).uint32(0).uint32(2).uint32(prog).uint32(vers).uint32(proc)
       .uint32(1).opaque(cred).uint32(0).opaque(Buffer.alloc(0))
     args(w)
