@@ -5,7 +5,7 @@ import { bytesLength, giveBack, isBytes } from '../read/bytes.js'
 import type { NodeAttr } from '../vfs/core.js'
 import { FATTR3_BYTES, isDirectory, writeFattr, writePostOpAttr } from './attrs.js'
 import { childPath, fileIdOf, parentPath } from './handles.js'
-import { attrOfHandle, attrOrNull, NAME_MAX_BYTES, readHandle, readName, type NfsContext, type Procedure } from './procedure.js'
+import { attrOf, attrOfHandle, attrOrNull, NAME_MAX_BYTES, readHandle, readName, type NfsContext, type Procedure } from './procedure.js'
 import { AUTH_UNIX, type Credential } from './rpc.js'
 import { NFS3, NfsStatusError, statusOf } from './status.js'
 import { opaqueSize } from './xdr.js'
@@ -31,16 +31,16 @@ const getattr: Procedure = async (r, cx) => {
 
 /** The entry `name` names in folder `dir` (with "." and ".."), its NFC form tried too: macOS sends names decomposed. */
 async function lookupIn(cx: NfsContext, dir: string, name: string): Promise<{ path: string; attr: NodeAttr }> {
-  if (name === '.') return { path: dir, attr: await cx.core.getattr(dir) }
-  if (name === '..') return { path: parentPath(dir), attr: await cx.core.getattr(parentPath(dir)) }
+  if (name === '.') return { path: dir, attr: await attrOf(cx, dir) }
+  if (name === '..') return { path: parentPath(dir), attr: await attrOf(cx, parentPath(dir)) }
   const p = childPath(dir, name)
   try {
-    return { path: p, attr: await cx.core.getattr(p) }
+    return { path: p, attr: await attrOf(cx, p) }
   } catch (err) {
     const composed = name.normalize('NFC')
     if (composed === name || statusOf(err) !== NFS3.NOENT) throw err
     const q = childPath(dir, composed)
-    return { path: q, attr: await cx.core.getattr(q) }
+    return { path: q, attr: await attrOf(cx, q) }
   }
 }
 

@@ -2,6 +2,7 @@
 // while reads keep coming, so that the read path sees one handle read in sequence (its
 // readahead and verified fetches work as on the FUSE mount), and closes it once idle.
 import type { Logger } from '../base/log.js'
+import { bytesLength, giveBack } from '../read/bytes.js'
 import type { FileSystemCore } from '../vfs/core.js'
 
 /** ms a file stays open after its last READ. */
@@ -49,6 +50,22 @@ export class OpenFiles {
         h.timer.unref()
       }
     }
+  }
+
+  /**
+   * The size of a live file (`.status`: its text is made when it is opened, and its size shows
+   * as 0): NFS clients read no further than the size they were given, so it is the length of
+   * the text this server's handle holds. Null for any other file.
+   */
+  async liveSize(path: string, maxBytes: number): Promise<number | null> {
+    if (!this.core.isLive) return null
+    return this.reading(path, async (fh) => {
+      if (!this.core.isLive?.(fh)) return null
+      const bytes = await this.core.read(path, fh, 0, maxBytes)
+      const n = bytesLength(bytes)
+      giveBack(bytes)
+      return n
+    })
   }
 
   private async release(path: string, h: Held): Promise<void> {

@@ -2,6 +2,7 @@
 // at once (an XdrError there is GARBAGE_ARGS), then does its work and returns what writes its
 // results after the status word. A failure is thrown: an NfsStatusError, or whatever the core
 // threw, which status.ts maps.
+import { constants as C } from 'node:fs'
 import type { Logger } from '../base/log.js'
 import type { FileSystemCore, NodeAttr } from '../vfs/core.js'
 import { MAX_HANDLE_BYTES, type FileHandles } from './handles.js'
@@ -52,9 +53,20 @@ export function readName(r: XdrReader): string {
   return name
 }
 
+/** Bytes of a live file's text read to learn its size (`.status` is a few KiB). */
+const LIVE_SIZE_MAX_BYTES = 1024 * 1024
+
+/** The attributes of `p` as NFS clients are given them: a live file (`.status`) with the size of its text. */
+export async function attrOf(cx: NfsContext, p: string): Promise<NodeAttr> {
+  const a = await cx.core.getattr(p)
+  if (a.size !== 0 || (a.mode & C.S_IFMT) !== C.S_IFREG || (a.mode & 0o444) === 0) return a
+  const size = await cx.reads.liveSize(p, LIVE_SIZE_MAX_BYTES).catch(() => null)
+  return size === null ? a : { ...a, size }
+}
+
 /** The attributes of `p`, or null when they cannot be had (a reply's optional attributes). */
 export function attrOrNull(cx: NfsContext, p: string): Promise<NodeAttr | null> {
-  return cx.core.getattr(p).catch(() => null)
+  return attrOf(cx, p).catch(() => null)
 }
 
 /**
@@ -63,7 +75,7 @@ export function attrOrNull(cx: NfsContext, p: string): Promise<NodeAttr | null> 
  */
 export async function attrOfHandle(cx: NfsContext, p: string): Promise<NodeAttr> {
   try {
-    return await cx.core.getattr(p)
+    return await attrOf(cx, p)
   } catch (err) {
     if (statusOf(err) === NFS3.NOENT) throw new NfsStatusError(NFS3.STALE)
     throw err

@@ -14,8 +14,9 @@ import { libnfs, listedNames, MOUNT_PROGRAM, NFS_PROGRAM, nfsUrl, RpcClient, ser
 const FILE = 'clip.mov'
 const SIZE = 3 * 1024 * 1024 + 12_345
 // A long subject: the file's path is past the 63 bytes a handle carries, so its handle is a
-// digest that only the table in the data folder resolves after a restart.
-const world = useOneFile(FILE, SIZE, 42, 'Footage for the edit, second cut with the colour grade')
+// digest that only the table in the data folder resolves after a restart. Its "é" is one code
+// point (NFC), as the service's names usually are; macOS asks for it decomposed (NFD).
+const world = useOneFile(FILE, SIZE, 42, 'Rushes for the café scene, second cut with the colour grade')
 
 let account: Account
 let server: NfsServe
@@ -80,6 +81,28 @@ async function readStart(c: RpcClient, fh: Buffer, count: number): Promise<{ sta
   r.bool()
   return { status, data: Buffer.from(r.opaque(count)) }
 }
+
+describe('what macOS asks for', () => {
+  it('finds a name asked for decomposed (NFD), and lists it once', async () => {
+    expect(folder.normalize('NFD')).not.toBe(folder)
+    const c = await RpcClient.connect(server.port)
+    const mnt = await c.call(MOUNT_PROGRAM, 3, 1, (w) => w.string('/inbox'))
+    expect(mnt.uint32()).toBe(0)
+    const inbox = Buffer.from(mnt.opaque(64))
+    expect((await lookup(c, inbox, folder.normalize('NFD'))).equals(await lookup(c, inbox, folder))).toBe(true)
+    c.close()
+    const listed = listedNames((await libnfs('nfs-ls', nfsUrl(server.port, '/inbox'))).stdout)
+    expect(listed.filter((n) => n.normalize('NFC') === folder)).toEqual([folder])
+  })
+
+  it('reads .status whole (its size shows as 0 on the FUSE mount, and NFS clients read no further than the size)', async () => {
+    // "//": libnfs mounts the folder before the last slash, and for "/.status" it asks for "" and
+    // then gives up on the export list; "//.status" has it mount "/".
+    const r = await libnfs('nfs-cat', nfsUrl(server.port, '//.status'))
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^outbox: .*\n[^]*cache: /)
+  })
+})
 
 describe('handles across a restart', () => {
   it('a handle taken before the server restarts reads the same file after it, on the same port', async () => {
