@@ -10,6 +10,7 @@ import { run, waitFor } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { bytes, clientAs, md5, sendingAccount, sentRecords, transferFiles } from '../send-mount/helpers.js'
 import type { Account } from '../mount/harness.js'
+import type { XdrWriter } from '../../src/nfs/xdr.js'
 import { libnfs, listedNames, MOUNT_PROGRAM, NFS_PROGRAM, nfsUrl, RpcClient, serveNfs, type NfsServe } from './harness.js'
 
 const USER = { email: 'nfs-sender@example.com', password: 'nfs-sender-pw', name: 'NFS Sender' }
@@ -119,6 +120,70 @@ describe('writing through NFS', () => {
     expect(sends).toHaveLength(1)
     expect((await transferFiles(client, (sends[0] as { transferid: string }).transferid)).get('resent.bin')).toBe(md5(data))
     expect(await sendsOf('resent.bin', 2, 3000)).toHaveLength(1)
+  })
+})
+
+/** The status word of a call's results, the rest left unread. */
+async function statusOf(c: RpcClient, proc: number, args: (w: XdrWriter) => void): Promise<number> {
+  return (await c.call(NFS_PROGRAM, 3, proc, args)).uint32()
+}
+
+/** CREATE `name` in `dir`: mode 1 (GUARDED) or 0 (UNCHECKED) with a mode of 0644, or 2 (EXCLUSIVE) with `verifier`. */
+async function createIn(c: RpcClient, dir: Buffer, name: string, how: number, verifier = Buffer.alloc(8)): Promise<{ status: number; fh: Buffer | null }> {
+  const r = await c.call(NFS_PROGRAM, 3, 8, (w) => {
+    w.opaque(dir).string(name).uint32(how)
+    if (how === 2) w.fixed(verifier)
+    else w.bool(true).uint32(0o644).bool(false).bool(false).bool(false).uint32(0).uint32(0)
+  })
+  const status = r.uint32()
+  return { status, fh: status === 0 && r.bool() ? Buffer.from(r.opaque(64)) : null }
+}
+
+/** SETATTR of a mode and an mtime given by the client, as Finder sets them after an EXCLUSIVE create. */
+const setModeAndTime = (fh: Buffer, mode: number, mtimeS: number) => (w: XdrWriter) =>
+  w.opaque(fh).bool(true).uint32(mode).bool(false).bool(false).bool(false).uint32(1).uint32(2).uint32(mtimeS).uint32(0).bool(false)
+
+describe('a Mac-like client (the calls Finder makes to copy a file into a folder)', () => {
+  it('sends the file once, with its md5, and never its ._ AppleDouble file or .DS_Store', async () => {
+    const c = await RpcClient.connect(server.port)
+    const outbox = await handleOf(c, ['outbox'])
+    // Finder looks for the AppleDouble file and the folder's .DS_Store, checks access, lists.
+    expect(await statusOf(c, 3, (w) => w.opaque(outbox).string('._movie.mov'))).toBe(2)
+    expect(await statusOf(c, 3, (w) => w.opaque(outbox).string('.DS_Store'))).toBe(2)
+    const access = await c.call(NFS_PROGRAM, 3, 4, (w) => w.opaque(outbox).uint32(0x3f))
+    expect(access.uint32()).toBe(0)
+    if (access.bool()) access.fixed(84)
+    expect(access.uint32() & 0x0c).toBe(0x0c) // MODIFY and EXTEND
+    expect(await statusOf(c, 17, (w) => w.opaque(outbox).uint64(0).fixed(Buffer.alloc(8)).uint32(8192).uint32(32768))).toBe(0)
+
+    const data = bytes(1_500_000, 23)
+    const movie = await createIn(c, outbox, 'movie.mov', 1)
+    expect(movie.status).toBe(0)
+    const verifier = Buffer.from('finder01')
+    const appleDouble = await createIn(c, outbox, '._movie.mov', 2, verifier)
+    expect(appleDouble.status).toBe(0)
+    // A retransmitted EXCLUSIVE create finds its own file; another client's finds it taken.
+    expect((await createIn(c, outbox, '._movie.mov', 2, verifier)).fh?.equals(appleDouble.fh as Buffer)).toBe(true)
+    expect((await createIn(c, outbox, '._movie.mov', 2, Buffer.from('someone2'))).status).toBe(17)
+    expect(await statusOf(c, 2, setModeAndTime(appleDouble.fh as Buffer, 0o644, 1_700_000_000))).toBe(0)
+    await writeUnstable(c, appleDouble.fh as Buffer, 0, bytes(4096, 5))
+    await commitFile(c, appleDouble.fh as Buffer)
+    await writeUnstable(c, movie.fh as Buffer, 0, data.subarray(0, 1_000_000))
+    await writeUnstable(c, movie.fh as Buffer, 1_000_000, data.subarray(1_000_000))
+    expect(await statusOf(c, 2, setModeAndTime(movie.fh as Buffer, 0o644, 1_700_000_000))).toBe(0)
+    await commitFile(c, movie.fh as Buffer)
+    const store = await createIn(c, outbox, '.DS_Store', 0)
+    expect(store.status).toBe(0)
+    await writeUnstable(c, store.fh as Buffer, 0, bytes(6148, 9))
+    await commitFile(c, store.fh as Buffer)
+    c.close()
+
+    const sends = await sendsOf('movie.mov')
+    expect(sends).toHaveLength(1)
+    expect((await transferFiles(client, (sends[0] as { transferid: string }).transferid)).get('movie.mov')).toBe(md5(data))
+    expect(await sendsOf('movie.mov', 2, 3000)).toHaveLength(1)
+    expect(await sendsOf('._movie.mov', 1, 1000)).toHaveLength(0)
+    expect(await sendsOf('.DS_Store', 1, 1000)).toHaveLength(0)
   })
 })
 
