@@ -133,20 +133,42 @@ const PAGE_OVERHEAD = 4 + 4 + FATTR3_BYTES + 8 + 4 + 4
 const entryBytes = (name: string): number => 4 + 8 + opaqueSize(Buffer.byteLength(name)) + 8
 
 /**
- * The entries of `dir` after `cookie`, as many as fit: cookie n resumes after the n-th entry
- * of ".", "..", then the core's listing. `fits` is told each entry's name and path, and says
- * whether it goes in.
+ * An entry's cookie: 1 and 2 for "." and "..", then a 53-bit digest of its name (FNV-1a in two
+ * lanes), so that a page resumes after the entry named, wherever the listing moved it: a
+ * transfer that arrives at the top of `inbox/` between two pages shifts every position.
+ */
+function cookieOf(index: number, name: string): bigint {
+  if (index < 2) return BigInt(index + 1)
+  let a = 0x811c9dc5
+  let b = 0x050c5d1f
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x01000193) ^ (a >>> 15)
+  }
+  return BigInt((a >>> 0) + (b & 0x1fffff) * 2 ** 32) + 3n
+}
+
+/** Where a page after `cookie` starts in `names`; BAD_COOKIE when the entry it names is gone. */
+function startAfter(names: readonly string[], cookie: bigint): number {
+  if (cookie <= 2n) return Number(cookie)
+  for (let i = 2; i < names.length; i++) if (cookieOf(i, names[i] as string) === cookie) return i + 1
+  throw new NfsStatusError(NFS3.BAD_COOKIE)
+}
+
+/**
+ * The entries of `dir` after `cookie`, as many as fit: ".", "..", then the core's listing.
+ * `fits` is told each entry's name and path, and says whether it goes in.
  */
 async function page(cx: NfsContext, dir: string, cookie: bigint, fits: (name: string, path: string) => boolean): Promise<{ entries: Entry[]; eof: boolean }> {
   const names = ['.', '..', ...(await cx.core.readdir(dir))]
-  if (cookie > BigInt(names.length)) throw new NfsStatusError(NFS3.BAD_COOKIE)
   const entries: Entry[] = []
-  let i = Number(cookie)
+  let i = startAfter(names, cookie)
   for (; i < names.length; i++) {
     const name = names[i] as string
     const path = name === '.' ? dir : name === '..' ? parentPath(dir) : childPath(dir, name)
     if (!fits(name, path)) break
-    entries.push({ name, path, cookie: BigInt(i + 1) })
+    entries.push({ name, path, cookie: cookieOf(i, name) })
   }
   if (entries.length === 0 && i < names.length) throw new NfsStatusError(NFS3.TOOSMALL)
   return { entries, eof: i >= names.length }

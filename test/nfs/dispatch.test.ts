@@ -38,10 +38,25 @@ class FilesArea implements Area {
   }
 }
 
+/** `list/`: a folder whose names the test changes between pages. */
+class ListArea implements Area {
+  names = Array.from({ length: 10 }, (_, i) => `n${i}`)
+  async getattr(names: Names): Promise<NodeAttr> {
+    return names.length === 0 ? attr(S_IFDIR | 0o755) : attr(S_IFREG | 0o644)
+  }
+  async readdir(): Promise<string[]> {
+    return [...this.names]
+  }
+  async open(): Promise<OpenNode> {
+    throw new FsError('ENOENT')
+  }
+}
+
 class SmallCore extends AreaRouter {
+  readonly list = new ListArea()
   constructor() {
     super()
-    this.areas = new Map<string, Area>([['files', new FilesArea(false)], ['hangs', new FilesArea(true)]])
+    this.areas = new Map<string, Area>([['files', new FilesArea(false)], ['hangs', new FilesArea(true)], ['list', this.list]])
   }
   protected rootAttr(): NodeAttr { return attr(S_IFDIR | 0o755) }
   async statfs(): Promise<StatFs> { return { bsize: 4096, frsize: 4096, blocks: 10, bfree: 5, bavail: 5, files: 9, ffree: 9, favail: 9, namemax: 255 } }
@@ -96,6 +111,36 @@ describe('dispatch', () => {
     expect([link.uint32(), link.remaining]).toEqual([10004, 12])
     const stale = await results(cx, 1, (w) => w.opaque(cx.handles.handleOf('/files/gone.txt')))
     expect(stale.uint32()).toBe(70)
+  })
+
+  it('resumes a listing after the entry its cookie names, though a new entry moved every one down', async () => {
+    const cx = await context()
+    const list = cx.handles.handleOf('/list')
+    /** One READDIR page of at most `count` bytes: its names, last cookie and eof. */
+    const readdir = async (cookie: bigint, count: number): Promise<{ names: string[]; last: bigint; eof: boolean }> => {
+      const r = await results(cx, 16, (w) => w.opaque(list).uint64(cookie).fixed(Buffer.alloc(8)).uint32(count))
+      expect(r.uint32()).toBe(0)
+      if (r.bool()) r.fixed(84)
+      r.fixed(8)
+      const names: string[] = []
+      let last = cookie
+      while (r.bool()) {
+        r.bigUint64()
+        names.push(r.string(255))
+        last = r.bigUint64()
+      }
+      return { names, last, eof: r.bool() }
+    }
+    // Room for six entries of short names: ".", "..", n0 to n3.
+    const first = await readdir(0n, 108 + 6 * 28)
+    expect(first).toMatchObject({ names: ['.', '..', 'n0', 'n1', 'n2', 'n3'], eof: false })
+    ;(cx.core as SmallCore).list.names.unshift('new')
+    const rest = await readdir(first.last, 8192)
+    expect(rest).toMatchObject({ names: ['n4', 'n5', 'n6', 'n7', 'n8', 'n9'], eof: true })
+    // The entry a cookie names is gone: the client is told, rather than given a wrong page.
+    ;(cx.core as SmallCore).list.names.splice(4, 1)
+    const gone = await results(cx, 16, (w) => w.opaque(list).uint64(first.last).fixed(Buffer.alloc(8)).uint32(8192))
+    expect(gone.uint32()).toBe(10003)
   })
 
   it('reads a file with its attributes and eof', async () => {
