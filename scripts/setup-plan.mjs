@@ -70,6 +70,7 @@ export const TEST_TOOLS = [
   // own client where the kernel has one (mount.nfs).
   { command: 'nfs-ls', apt: ['libnfs-utils'], dnf: 'libnfs-utils', why: 'the NFS tests list and read through libnfs\'s nfs-ls and nfs-cat' },
   { command: 'mount.nfs', apt: ['nfs-common'], dnf: 'nfs-utils', why: 'the NFS tests mount with the kernel\'s NFS client where it has one' },
+  { command: 'tshark', apt: ['tshark'], dnf: 'wireshark-cli', why: 'an NFS test has Wireshark\'s dissector read a captured session' },
 ]
 
 /**
