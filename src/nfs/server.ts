@@ -13,7 +13,7 @@ import { MAX_IO_BYTES } from './nfs3-read.js'
 import { OpenFiles } from './open-files.js'
 import type { NfsContext } from './procedure.js'
 import { markRecord, RecordError, RecordReader } from './records.js'
-import { authError, AuthStat, readCall } from './rpc.js'
+import { AcceptStat, authError, AuthStat, failedCall, readCall } from './rpc.js'
 import { WriteFiles } from './write-files.js'
 
 /** The only address served: the server is for this machine's own NFS client. */
@@ -26,6 +26,8 @@ const MAX_RECORD_BYTES = MAX_IO_BYTES + 64 * 1024
  * one sequential run.
  */
 export const NFS_READ_AHEAD_KB = (15 * MAX_IO_BYTES) / 1024
+/** Bytes of replies a connection may have waiting to be sent before it is read further. */
+const MAX_UNSENT_BYTES = 16 * MAX_IO_BYTES
 /** Source ports below this are reserved: only root binds them. */
 const RESERVED_PORTS = 1024
 /** Calls of one connection served at once; past it the connection is read no further until some are answered. */
@@ -95,21 +97,26 @@ export class NfsServer {
     if (unprivileged) log.warn(`NFS connection from ${peer}: not from a reserved port (below ${RESERVED_PORTS}); its calls are refused`)
     const reader = new RecordReader(MAX_RECORD_BYTES)
     let inFlight = 0
+    // The connection is read no further while too many of its calls run or too many of its
+    // replies wait to be sent: a client that sends and never reads holds a bounded amount.
+    const busy = (): boolean => inFlight >= MAX_CALLS_IN_FLIGHT || socket.writableLength > MAX_UNSENT_BYTES
+    const maybeResume = (): void => {
+      if (!busy() && socket.isPaused() && !socket.destroyed) socket.resume()
+    }
     const answer = (reply: Buffer): void => {
       if (!socket.destroyed) socket.write(markRecord(reply))
     }
+    socket.on('drain', maybeResume)
     socket.on('data', (chunk: Buffer) => {
-      let records: Buffer[]
+      let records: Array<ReturnType<typeof readCall>>
       try {
-        records = reader.push(chunk)
+        records = reader.push(chunk).map(readCall)
       } catch (err) {
-        if (!(err instanceof RecordError)) throw err
-        log.warn(`NFS connection from ${peer}: ${err.message}; closing it`)
+        log.warn(`NFS connection from ${peer}: ${err instanceof RecordError ? err.message : `unreadable records (${String(err)})`}; closing it`)
         socket.destroy()
         return
       }
-      for (const record of records) {
-        const incoming = readCall(record)
+      for (const incoming of records) {
         if (incoming.kind === 'drop') {
           log.debug(`NFS connection from ${peer}: ${incoming.why}; record dropped`)
           continue
@@ -122,11 +129,21 @@ export class NfsServer {
           answer(authError(incoming.call.xid, AuthStat.TOOWEAK))
           continue
         }
-        if (++inFlight >= MAX_CALLS_IN_FLIGHT) socket.pause()
-        void dispatch(incoming.call, this.cx, this.deadlines).then(answer).finally(() => {
-          if (--inFlight < MAX_CALLS_IN_FLIGHT && socket.isPaused()) socket.resume()
-        })
+        inFlight++
+        const { xid } = incoming.call
+        void dispatch(incoming.call, this.cx, this.deadlines)
+          .catch((err: unknown) => {
+            // dispatch answers every failure itself; this is a last guard, not a path.
+            log.error(`NFS call ${xid}: ${String(err)}`)
+            return failedCall(xid, AcceptStat.SYSTEM_ERR)
+          })
+          .then(answer)
+          .finally(() => {
+            inFlight--
+            maybeResume()
+          })
       }
+      if (busy()) socket.pause()
     })
     socket.on('error', (err) => log.debug(`NFS connection from ${peer}: ${err.message}`))
     socket.on('close', () => this.sockets.delete(socket))
