@@ -7,7 +7,7 @@
 // 10,000 look-alike names / as many distinct ones), send.ts, proxy.ts
 // (cold reads through an HTTP proxy / straight to the service), readers.ts (cat, head, md5sum
 // and cp of a cold file on a root mount and a normal user's, on both FUSE libraries, against
-// an O_DIRECT reader of the same bytes), keep.ts (a cold read beside a pin fetching / alone, a
+// an O_DIRECT reader of the same bytes), pin.ts (a cold read beside a pin fetching / alone, a
 // pin's rate / curl's, the requests for pinning the newest transfers of a large inbox).
 await import('./read.js')
 await import('./random.js')
@@ -17,4 +17,4 @@ await import('./names.js')
 await import('./send.js')
 await import('./proxy.js')
 await import('./readers.js')
-await import('./keep.js')
+await import('./pin.js')

@@ -1,4 +1,4 @@
-// Keeping transfers on this machine through a real mount: `transferfs pin` and the
+// Pinning transfers on this machine through a real mount: `transferfs pin` and the
 // user.transferfs.pin attribute fetch a transfer's files into the disk cache without anyone
 // reading them (the service's counters tell), the files then read right with the service
 // gone, other reads past the cache's budget evict none of it, a pin that cannot fit is
@@ -9,11 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run, unmountAll, waitFor, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, transferFolder, useAccount, type Account } from './harness.js'
-import { made, md5sum, state, total, type Made } from './keeping.js'
+import { made, md5sum, state, total, type Made } from './pinning.js'
 
 const MiB = 1024 * 1024
 
-describe('keeping a transfer on this machine', () => {
+describe('pinning a transfer on this machine', () => {
   let service: TestService
   let account: Account
   let pinned: Made
@@ -103,9 +103,9 @@ describe('keeping a transfer on this machine', () => {
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/freed 24(\.\d)? MiB/)
     expect(await state(path.join(otherDir, 'c.bin'))).toBe('online')
-    const kept = await cli(['free', await folder(pinned)])
-    expect(kept.code, kept.stderr).toBe(0)
-    expect(kept.stdout).toMatch(/freed 0 B/)
+    const stays = await cli(['free', await folder(pinned)])
+    expect(stays.code, stays.stderr).toBe(0)
+    expect(stays.stdout).toMatch(/freed 0 B/)
     expect(await state(await folder(pinned))).toBe('pinned')
   }, 60_000)
 
@@ -198,11 +198,11 @@ describe('a pinned inbox', () => {
     // Someone looks at the inbox: arrivals are checked every few seconds.
     expect((await run('ls', [inbox])).code).toBe(0)
     let dir = ''
-    const kept = await waitFor(async () => {
+    const isPinned = await waitFor(async () => {
       dir = await transferFolder(account.mountDir, arrived.id).catch(() => '')
       return dir !== '' && (await state(dir)) === 'pinned'
     }, 30_000, 250)
-    expect(kept, `not kept ${Date.now() - since} ms after it arrived: ${dir && (await state(dir))}`).toBe(true)
+    expect(isPinned, `not pinned ${Date.now() - since} ms after it arrived: ${dir && (await state(dir))}`).toBe(true)
     await service.pause()
     try {
       expect(await md5sum(path.join(dir, 'new.bin'))).toBe(arrived.files[0]!.md5)
@@ -222,11 +222,11 @@ describe('a pinned inbox', () => {
     const other = await made(service, 'Holiday photos', [{ name: 'h.bin', size: 4 * MiB }])
     expect((await run('ls', [path.join(account.mountDir, 'inbox')])).code).toBe(0)
     let dir = ''
-    const kept = await waitFor(async () => {
+    const isPinned = await waitFor(async () => {
       dir = await transferFolder(account.mountDir, found.id).catch(() => '')
       return dir !== '' && (await state(dir)) === 'pinned'
     }, 30_000, 250)
-    expect(kept, dir && (await state(dir))).toBe(true)
+    expect(isPinned, dir && (await state(dir))).toBe(true)
     expect(await state(await transferFolder(account.mountDir, other.id))).toBe('online')
     expect(await state(search)).toBe('pinned')
   }, 120_000)

@@ -1,8 +1,8 @@
-// Keeping files offline (pins) through the mount against the local service, each figure held
+// Pinning files offline (pins) through the mount against the local service, each figure held
 // against a baseline of the same run. Not a test: it prints figures.
 //
-//   node --import ./test/fuse/fixtures/register-ts.mjs scripts/bench/keep.ts   (from TypeScript)
-//   npm run build && node dist/scripts/bench/keep.js                             (after a build)
+//   node --import ./test/fuse/fixtures/register-ts.mjs scripts/bench/pin.ts    (from TypeScript)
+//   npm run build && node dist/scripts/bench/pin.js                              (after a build)
 //
 // What it measures:
 // - a cold `cat` of a 1 GiB file alone, against a cold `cat` of another 1 GiB file while a pin
@@ -26,7 +26,7 @@
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Transfer } from '../../src/api/types.js'
-import { PINS_FILE } from '../../src/keep/pin-store.js'
+import { PINS_FILE } from '../../src/pin/pin-store.js'
 import { STATUS_JSON_FILE, type StatusFileContent } from '../../src/status/status-file.js'
 import {
   childrenCpuSeconds, type Counters, cpuSeconds, dropCaches, fileOnMount, GiB, machineBusySeconds, MB, mbps, median, MiB, perGiB, quietCounters, ratio, sh,
@@ -57,8 +57,8 @@ async function state(p: string): Promise<string> {
   return (await sh('getfattr', ['--only-values', '-n', 'user.transferfs.state', p])).stdout
 }
 
-/** The keep section of the mount's status.json (rewritten each second while it changes), with when it was written. */
-async function keepStatus(w: BenchWorld): Promise<{ at: number; bytesCached: number } | null> {
+/** The pins section of the mount's status.json (rewritten each second while it changes), with when it was written. */
+async function pinStatus(w: BenchWorld): Promise<{ at: number; bytesCached: number } | null> {
   try {
     const s = JSON.parse(await readFile(path.join(w.env.TRANSFERFS_DATA_DIR!, STATUS_JSON_FILE), 'utf8')) as StatusFileContent
     const entries = s.keep?.entries ?? []
@@ -138,8 +138,8 @@ async function readBesidePin(w: BenchWorld, files: [Transfer, Transfer], pinned:
     await dropCaches()
     const t0 = performance.now()
     await transferfs(w.env, ['pin', pinFile])
-    let before = await keepStatus(w)
-    if (!(await waitUntil(async () => ((before = await keepStatus(w))?.bytesCached ?? 0) >= UNDER_WAY, 120_000, 100))) {
+    let before = await pinStatus(w)
+    if (!(await waitUntil(async () => ((before = await pinStatus(w))?.bytesCached ?? 0) >= UNDER_WAY, 120_000, 100))) {
       throw new Error(`the pin of ${pinFile} had ${before?.bytesCached ?? 0} bytes on disk after 2 minutes`)
     }
     const ranMs = performance.now() - t0
@@ -150,7 +150,7 @@ async function readBesidePin(w: BenchWorld, files: [Transfer, Transfer], pinned:
     let reading = true
     const sampling = (async () => {
       while (reading) {
-        const s = await keepStatus(w)
+        const s = await pinStatus(w)
         if (s && s.at !== samples.at(-1)?.at) samples.push(s)
         await new Promise((r) => setTimeout(r, 100))
       }
@@ -255,7 +255,7 @@ async function pinNewest(w: BenchWorld, older: number): Promise<void> {
   )
 }
 
-await withBenchWorld('keep', {}, async (w) => {
+await withBenchWorld('pin', {}, async (w) => {
   const started = performance.now()
   process.stderr.write('seeding two 1 GiB files and a 2 GiB file...\n')
   const reads = await w.service.seed(2, { fileSize: READ, subjectPrefix: 'Read GiB' })

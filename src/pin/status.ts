@@ -1,7 +1,7 @@
-// What the keeper tells of the pins it keeps, for `.status` and `transferfs status`: the
-// keeper's own answer, which the mount's status (status/mount-status.ts) carries beside the sends.
-/** One pin being kept on this machine. */
-export interface KeepStatusEntry {
+// What the pinner tells of the pins it keeps, for `.status` and `transferfs status`: the
+// pinner's own answer, which the mount's status (status/mount-status.ts) carries beside the sends.
+/** One pin, fetched or being fetched onto this machine. */
+export interface PinStatusEntry {
   /** Its path on the mount when pinned ("inbox/Photos from Ann"). */
   name: string
   /** `fetching` now, `waiting` for its turn, `kept` (all on disk), `failed` (a definitive answer), `no room` for what arrived in it. */
@@ -16,9 +16,9 @@ export interface KeepStatusEntry {
   note: string | null
 }
 
-/** What is kept on this machine, and the disk cache's use. */
-export interface KeepStatus {
-  entries: KeepStatusEntry[]
+/** What is pinned on this machine, and the disk cache's use. */
+export interface PinStatus {
+  entries: PinStatusEntry[]
   /** Bytes set aside for pinned files (their whole size), other cached bytes, and the budget (diskCacheBytes). */
   cache: { keptBytes: number; otherBytes: number; budgetBytes: number }
   /** What went wrong with the saved pins themselves (a damaged pins file set aside); absent when nothing did. */
