@@ -61,7 +61,7 @@ async function state(p: string): Promise<string> {
 async function pinStatus(w: BenchWorld): Promise<{ at: number; bytesCached: number } | null> {
   try {
     const s = JSON.parse(await readFile(path.join(w.env.TRANSFERFS_DATA_DIR!, STATUS_JSON_FILE), 'utf8')) as StatusFileContent
-    const entries = s.keep?.entries ?? []
+    const entries = s.pins?.entries ?? []
     return { at: s.at, bytesCached: entries.reduce((n, e) => n + e.bytesCached, 0) }
   } catch {
     return null

@@ -321,11 +321,11 @@ export class Pinner implements Pinning, PinnedTransfers {
       const failures = pin.files.map((f) => this.failed.get(f.cacheKey)).filter((r): r is string => r !== undefined)
       const trouble = this.troubles.get(pin)
       const active = fetching !== undefined && pin.files.some((f) => f.cacheKey === fetching)
-      let state: PinStatusEntry['state'] = bytesCached >= bytesTotal ? 'kept' : active ? 'fetching' : 'waiting'
+      let state: PinStatusEntry['state'] = bytesCached >= bytesTotal ? 'pinned' : active ? 'fetching' : 'waiting'
       let note: string | null = null
       if (failures.length > 0) {
         note = `${failures.length} file${failures.length === 1 ? '' : 's'} could not be fetched: ${failures[0]}; pin it again or remount to try again`
-        if (state !== 'kept' && !active) state = 'failed'
+        if (state !== 'pinned' && !active) state = 'failed'
       }
       if (trouble) {
         note = trouble.note

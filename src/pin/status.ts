@@ -4,8 +4,8 @@
 export interface PinStatusEntry {
   /** Its path on the mount when pinned ("inbox/Photos from Ann"). */
   name: string
-  /** `fetching` now, `waiting` for its turn, `kept` (all on disk), `failed` (a definitive answer), `no room` for what arrived in it. */
-  state: 'fetching' | 'waiting' | 'kept' | 'failed' | 'no room'
+  /** `fetching` now, `waiting` for its turn, `pinned` (all on disk), `failed` (a definitive answer), `no room` for what arrived in it. */
+  state: 'fetching' | 'waiting' | 'pinned' | 'failed' | 'no room'
   files: number
   bytesCached: number
   bytesTotal: number
@@ -20,7 +20,7 @@ export interface PinStatusEntry {
 export interface PinStatus {
   entries: PinStatusEntry[]
   /** Bytes set aside for pinned files (their whole size), other cached bytes, and the budget (diskCacheBytes). */
-  cache: { keptBytes: number; otherBytes: number; budgetBytes: number }
+  cache: { pinnedBytes: number; otherBytes: number; budgetBytes: number }
   /** What went wrong with the saved pins themselves (a damaged pins file set aside); absent when nothing did. */
   notices?: string[]
 }

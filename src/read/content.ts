@@ -158,7 +158,7 @@ export class ReadPath implements FileContent, OpenFile, CachePinning, PinningHos
     return this.pinning.free(file)
   }
 
-  cacheUse(): { keptBytes: number; otherBytes: number; budgetBytes: number } {
+  cacheUse(): { pinnedBytes: number; otherBytes: number; budgetBytes: number } {
     return this.pinning.cacheUse()
   }
 

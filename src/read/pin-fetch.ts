@@ -81,10 +81,10 @@ export class DiskPinning implements CachePinning {
     return disk !== null && disk.pinned.has(disk.fileId(file.cacheKey))
   }
 
-  cacheUse(): { keptBytes: number; otherBytes: number; budgetBytes: number } {
+  cacheUse(): { pinnedBytes: number; otherBytes: number; budgetBytes: number } {
     const { disk } = this.path
-    if (!disk) return { keptBytes: 0, otherBytes: 0, budgetBytes: 0 }
-    return { keptBytes: disk.pinned.reservedBytes, otherBytes: disk.bytes - disk.pinned.pinnedStoredBytes, budgetBytes: disk.maxBytes }
+    if (!disk) return { pinnedBytes: 0, otherBytes: 0, budgetBytes: 0 }
+    return { pinnedBytes: disk.pinned.reservedBytes, otherBytes: disk.bytes - disk.pinned.pinnedStoredBytes, budgetBytes: disk.maxBytes }
   }
 
   pin(files: readonly RemoteFile[]): Promise<void> {
@@ -104,7 +104,7 @@ export class DiskPinning implements CachePinning {
       // Free space that cannot be learnt leaves the budget alone to judge by.
       const freeBytes = this.freeSpace ? await this.freeSpace().catch(() => null) : null
       const short = roomShortfall({
-        budgetBytes: disk.maxBytes, keptBytes: pinned.reservedBytes, pinnedStoredBytes: pinned.pinnedStoredBytes,
+        budgetBytes: disk.maxBytes, pinnedBytes: pinned.reservedBytes, pinnedStoredBytes: pinned.pinnedStoredBytes,
         otherBytes: disk.bytes - pinned.pinnedStoredBytes, freeBytes,
       }, adding)
       if (short) throw new NoRoomError(short.message, short.needed)

@@ -36,7 +36,7 @@ export interface CacheRoom {
   /** diskCacheBytes. */
   budgetBytes: number
   /** Set aside for the files pinned already. */
-  keptBytes: number
+  pinnedBytes: number
   /** Of those, in the cache's files now. */
   pinnedStoredBytes: number
   /** Bytes of the other files' segments (which eviction may remove). */
@@ -53,17 +53,17 @@ export interface Adding {
 
 /** Null when the files fit; otherwise how many more bytes they need, and a sentence saying so. */
 export function roomShortfall(room: CacheRoom, adding: Adding): { needed: number; message: string } | null {
-  const overBudget = room.keptBytes + adding.reservedBytes - room.budgetBytes
+  const overBudget = room.pinnedBytes + adding.reservedBytes - room.budgetBytes
   if (overBudget > 0) {
     return {
       needed: overBudget,
-      message: `needs ${formatBytes(overBudget)} more room in the cache (diskCacheBytes ${formatBytes(room.budgetBytes)}, ${formatBytes(room.keptBytes)} kept)`,
+      message: `needs ${formatBytes(overBudget)} more room in the cache (diskCacheBytes ${formatBytes(room.budgetBytes)}, ${formatBytes(room.pinnedBytes)} kept)`,
     }
   }
   if (room.freeBytes === null) return null
   // What is still to be written: the rest of the files pinned already (promised before) and of
   // the new ones. What may take it: free space, and the other files' bytes eviction can remove.
-  const toWrite = Math.max(0, room.keptBytes - room.pinnedStoredBytes) + Math.max(0, adding.reservedBytes - adding.storedBytes)
+  const toWrite = Math.max(0, room.pinnedBytes - room.pinnedStoredBytes) + Math.max(0, adding.reservedBytes - adding.storedBytes)
   const evictable = Math.max(0, room.otherBytes - adding.storedBytes)
   const overDisk = toWrite - (Math.max(0, room.freeBytes) + evictable)
   if (overDisk <= 0) return null

@@ -140,5 +140,5 @@ export interface CachePinning {
   /** Drops the cached blocks of a file that is not pinned, from memory and disk; the bytes freed (0 for a pinned file). */
   free(file: RemoteFile): Promise<number>
   /** The disk cache: bytes set aside for pinned files (their whole size), other cached bytes, and the budget (diskCacheBytes). */
-  cacheUse(): { keptBytes: number; otherBytes: number; budgetBytes: number }
+  cacheUse(): { pinnedBytes: number; otherBytes: number; budgetBytes: number }
 }

@@ -116,8 +116,8 @@ export async function openSending(cfg: SendingConfig): Promise<MountSending> {
     const a = outboxFs.status()
     const b = additionsFs.status()
     const entries = [...a.entries, ...b.entries.map((e) => ({ ...e, name: ADDITION_PREFIX + e.name }))]
-    const keep = cfg.pinStatus?.()
-    return { at: a.at, entries, ...(cfg.health ? { service: cfg.health() } : {}), ...(keep ? { keep } : {}) }
+    const pins = cfg.pinStatus?.()
+    return { at: a.at, entries, ...(cfg.health ? { service: cfg.health() } : {}), ...(pins ? { pins } : {}) }
   }
   const files = new StatusFiles(cfg.dataDir, status, cfg.statusIntervalMs)
   await files.start()

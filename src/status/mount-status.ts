@@ -52,8 +52,8 @@ export interface SendStatus {
 export interface MountStatus extends SendStatus {
   /** Absent where nothing reads (a status written by the sender alone). */
   service?: ServiceHealth
-  /** Absent where nothing is pinned and no pinner runs. */
-  keep?: PinStatus
+  /** Absent where nothing is pinned and no pinner runs. Earlier versions wrote it as `keep` (status-file.ts reads that too). */
+  pins?: PinStatus
 }
 
 /** The mount's one line about the service, or null when all is well. */
@@ -79,7 +79,7 @@ export function renderStatusText(status: MountStatus): string {
   const service = serviceLine(status.service)
   const lines = service ? [service] : []
   lines.push(...sendLines(status.entries))
-  if (status.keep) lines.push(...pinLines(status.keep))
+  if (status.pins) lines.push(...pinLines(status.pins))
   return lines.map(plainText).join('\n') + '\n'
 }
 
@@ -106,11 +106,11 @@ function sendLines(entries: readonly SendStatusEntry[]): string[] {
 }
 
 /** The pins' block: the cache's use, then one line per pin. */
-function pinLines(keep: PinStatus): string[] {
-  const { keptBytes, otherBytes, budgetBytes } = keep.cache
-  const lines = [`kept offline: ${keep.entries.length} pin${keep.entries.length === 1 ? '' : 's'}; cache: ${formatBytes(keptBytes)} pinned, ${formatBytes(otherBytes)} other, budget ${formatBytes(budgetBytes)}`]
-  for (const n of keep.notices ?? []) lines.push(`pins: ${n}`)
-  for (const e of keep.entries) {
+function pinLines(pins: PinStatus): string[] {
+  const { pinnedBytes, otherBytes, budgetBytes } = pins.cache
+  const lines = [`kept offline: ${pins.entries.length} pin${pins.entries.length === 1 ? '' : 's'}; cache: ${formatBytes(pinnedBytes)} pinned, ${formatBytes(otherBytes)} other, budget ${formatBytes(budgetBytes)}`]
+  for (const n of pins.notices ?? []) lines.push(`pins: ${n}`)
+  for (const e of pins.entries) {
     let line = `${e.state.padEnd(8)} ${e.name}  ${formatBytes(e.bytesCached)} / ${formatBytes(e.bytesTotal)}, ${e.files} file${e.files === 1 ? '' : 's'}`
     if (e.rate !== null) line += `  ${formatBytes(Math.round(e.rate))}/s`
     if (e.eta !== null) line += `  ETA ${formatDuration(e.eta)}`

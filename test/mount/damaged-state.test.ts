@@ -32,7 +32,7 @@ beforeAll(async () => {
     const r = await cli(['pin', await transferFolder(account.mountDir, m.id)])
     if (r.code !== 0) throw new Error(`pin: ${r.stderr}`)
   }
-  await pinEntriesWhen((e) => e.length === 2 && e.every((x) => x.state === 'kept'), 60_000)
+  await pinEntriesWhen((e) => e.length === 2 && e.every((x) => x.state === 'pinned'), 60_000)
   const off = await cli(['unmount', account.mountDir])
   if (off.code !== 0) throw new Error(`unmount: ${off.stderr}`)
   await waitForExit(pid, 15_000)

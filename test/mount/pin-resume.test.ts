@@ -32,7 +32,7 @@ async function entryOf(folder: string): Promise<PinStatusEntry | undefined> {
 /** The status entry of the pin made on `folder`, once status says it is kept (or after 10 s, as it stands). */
 async function pinnedEntryOf(folder: string): Promise<PinStatusEntry | undefined> {
   const mine = (entries: PinStatusEntry[]): PinStatusEntry | undefined => entries.find((e) => e.name.endsWith(path.basename(folder)))
-  return mine(await pinEntriesWhen((entries) => mine(entries)?.state === 'kept'))
+  return mine(await pinEntriesWhen((entries) => mine(entries)?.state === 'pinned'))
 }
 
 async function pin(p: string): Promise<void> {
@@ -131,7 +131,7 @@ describe('a pinned fetch cut short', () => {
     // Every byte right, from the cache alone.
     expect(await md5sum(path.join(again, 'big.bin'))).toBe(big.files[0]!.md5)
     expect((await service.controls.counters()).bytesServed).toBe(served)
-    expect(await pinnedEntryOf(again)).toMatchObject({ state: 'kept', bytesCached: total(big), bytesTotal: total(big) })
+    expect(await pinnedEntryOf(again)).toMatchObject({ state: 'pinned', bytesCached: total(big), bytesTotal: total(big) })
   }, 400_000)
 
   it('a network loss in the middle is ridden out: the pin completes, nothing served twice beyond a chunk', async () => {
@@ -162,7 +162,7 @@ describe('a pinned fetch cut short', () => {
     await service.controls.throttle({})
     for (const f of lossy.files) expect(await md5sum(path.join(dir, f.name)), f.name).toBe(f.md5)
     expect((await service.controls.counters()).bytesServed).toBe(served)
-    expect(await pinnedEntryOf(dir)).toMatchObject({ state: 'kept', note: null })
+    expect(await pinnedEntryOf(dir)).toMatchObject({ state: 'pinned', note: null })
   }, 300_000)
 })
 
@@ -246,9 +246,9 @@ describe('pins across mounts', () => {
     expect(attr.code, attr.stderr).toBe(0)
     expect(attr.stdout).toBe('1')
     expect(await state(again)).toBe('pinned')
-    const entries = await pinEntriesWhen((e) => e.length === 1 && e[0]!.state === 'kept')
+    const entries = await pinEntriesWhen((e) => e.length === 1 && e[0]!.state === 'pinned')
     expect(entries).toHaveLength(1)
-    expect(entries[0]).toMatchObject({ state: 'kept', files: 2, bytesCached: total(small), bytesTotal: total(small) })
+    expect(entries[0]).toMatchObject({ state: 'pinned', files: 2, bytesCached: total(small), bytesTotal: total(small) })
     expect(entries[0]!.name).toContain('Small one')
   }, 120_000)
 })

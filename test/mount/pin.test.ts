@@ -57,16 +57,16 @@ describe('pinning a transfer on this machine', () => {
     expect((await run('getfattr', ['--only-values', '-n', 'user.transferfs.pin', dir])).stdout).toBe('1')
     expect(await state(path.join(await folder(other), 'c.bin'))).toBe('online')
 
-    type Keep = { entries: Array<{ name: string; state: string; bytesCached: number; bytesTotal: number }>; cache: { keptBytes: number } }
-    let keep!: Keep
+    type Pins = { entries: Array<{ name: string; state: string; bytesCached: number; bytesTotal: number }>; cache: { pinnedBytes: number } }
+    let pins!: Pins
     // status.json is rewritten within a second of a change.
     expect(await waitFor(async () => {
-      keep = (JSON.parse((await cli(['status', '--json'])).stdout) as { keep: Keep }).keep
-      return keep.entries[0]?.state === 'kept'
-    }, 10_000, 250), JSON.stringify(keep)).toBe(true)
-    expect(keep.entries).toHaveLength(1)
-    expect(keep.entries[0]).toMatchObject({ state: 'kept', bytesCached: total(pinned), bytesTotal: total(pinned) })
-    expect(keep.cache.keptBytes).toBeGreaterThanOrEqual(total(pinned))
+      pins = (JSON.parse((await cli(['status', '--json'])).stdout) as { pins: Pins }).pins
+      return pins.entries[0]?.state === 'pinned'
+    }, 10_000, 250), JSON.stringify(pins)).toBe(true)
+    expect(pins.entries).toHaveLength(1)
+    expect(pins.entries[0]).toMatchObject({ state: 'pinned', bytesCached: total(pinned), bytesTotal: total(pinned) })
+    expect(pins.cache.pinnedBytes).toBeGreaterThanOrEqual(total(pinned))
     const text = await run('cat', [path.join(account.mountDir, '.status')])
     expect(text.stdout).toMatch(/kept offline: 1 pin/)
   }, 120_000)
@@ -131,10 +131,10 @@ describe('pinning a transfer on this machine', () => {
       for (const f of m.files) expect(await md5sum(path.join(dir, f.name))).toBe(f.md5)
     }
     // The others were read past what the budget leaves them: it was pressed, and held.
-    const cache = (JSON.parse((await cli(['status', '--json'])).stdout) as { keep: { cache: { keptBytes: number; otherBytes: number; budgetBytes: number } } }).keep.cache
+    const cache = (JSON.parse((await cli(['status', '--json'])).stdout) as { pins: { cache: { pinnedBytes: number; otherBytes: number; budgetBytes: number } } }).pins.cache
     expect(cache.budgetBytes).toBe(64 * MiB)
     expect(cache.otherBytes).toBeGreaterThan(0)
-    expect(cache.keptBytes + cache.otherBytes).toBeLessThanOrEqual(cache.budgetBytes)
+    expect(cache.pinnedBytes + cache.otherBytes).toBeLessThanOrEqual(cache.budgetBytes)
     expect(await state(path.join(await folder(other), 'c.bin'))).not.toBe('cached')
     const off = await cli(['unmount', account.mountDir])
     expect(off.code, off.stderr).toBe(0)

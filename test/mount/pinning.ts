@@ -65,5 +65,5 @@ export async function pinEntriesWhen(ready: (entries: PinStatusEntry[]) => boole
 export async function pinEntries(): Promise<PinStatusEntry[]> {
   const r = await cli(['status', '--json'])
   if (r.code !== 0) throw new Error(`transferfs status --json: ${r.stderr}`)
-  return (JSON.parse(r.stdout) as { keep?: { entries: PinStatusEntry[] } }).keep?.entries ?? []
+  return (JSON.parse(r.stdout) as { pins?: { entries: PinStatusEntry[] } }).pins?.entries ?? []
 }

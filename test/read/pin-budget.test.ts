@@ -21,13 +21,13 @@ describe('room set aside for a pinned file', () => {
 })
 
 describe('whether more files fit', () => {
-  const room = (r: Partial<CacheRoom> = {}): CacheRoom => ({ budgetBytes: 10 * GiB, keptBytes: 0, pinnedStoredBytes: 0, otherBytes: 0, freeBytes: null, ...r })
+  const room = (r: Partial<CacheRoom> = {}): CacheRoom => ({ budgetBytes: 10 * GiB, pinnedBytes: 0, pinnedStoredBytes: 0, otherBytes: 0, freeBytes: null, ...r })
 
   it('within the budget less what is pinned: fits; past it: short by the difference', () => {
-    expect(roomShortfall(room({ keptBytes: 4 * GiB }), { reservedBytes: 6 * GiB, storedBytes: 0 })).toBeNull()
+    expect(roomShortfall(room({ pinnedBytes: 4 * GiB }), { reservedBytes: 6 * GiB, storedBytes: 0 })).toBeNull()
     const pinned = Math.round(9.1 * GiB)
     const adding = Math.round(2.1 * GiB)
-    const short = roomShortfall(room({ keptBytes: pinned }), { reservedBytes: adding, storedBytes: 0 })
+    const short = roomShortfall(room({ pinnedBytes: pinned }), { reservedBytes: adding, storedBytes: 0 })
     expect(short?.needed).toBe(pinned + adding - 10 * GiB)
     expect(short?.message).toBe('needs 1.2 GiB more room in the cache (diskCacheBytes 10 GiB, 9.1 GiB kept)')
   })
@@ -47,7 +47,7 @@ describe('whether more files fit', () => {
   })
 
   it('on the disk: files pinned before and not yet fetched have their rest promised', () => {
-    const before = { keptBytes: 4 * GiB, pinnedStoredBytes: GiB }
+    const before = { pinnedBytes: 4 * GiB, pinnedStoredBytes: GiB }
     expect(roomShortfall(room({ ...before, freeBytes: 4 * GiB }), { reservedBytes: GiB, storedBytes: 0 })).toBeNull()
     expect(roomShortfall(room({ ...before, freeBytes: 3 * GiB }), { reservedBytes: GiB, storedBytes: 0 })?.needed).toBe(GiB)
   })

@@ -136,7 +136,7 @@ describe('pinning files offline', () => {
     expect(rp.isPinned(file)).toBe(false)
     await rp.pin([file])
     expect(rp.isPinned(file)).toBe(true)
-    expect(rp.cacheUse()).toEqual({ keptBytes: reservedBytes(file.size, GRID.blockSize), otherBytes: 0, budgetBytes: 256 * MiB })
+    expect(rp.cacheUse()).toEqual({ pinnedBytes: reservedBytes(file.size, GRID.blockSize), otherBytes: 0, budgetBytes: 256 * MiB })
     const progress: number[] = []
     await rp.fetchAll(file, { signal: new AbortController().signal, onProgress: (n) => progress.push(n) })
     expect(rp.cachedBytes(file)).toBe(file.size)
@@ -166,9 +166,9 @@ describe('pinning files offline', () => {
     }
     expect(rp.cachedBytes(pinned)).toBe(pinned.size)
     const use = rp.cacheUse()
-    expect(use.keptBytes).toBe(reservedBytes(pinned.size, GRID.blockSize))
+    expect(use.pinnedBytes).toBe(reservedBytes(pinned.size, GRID.blockSize))
     expect(use.otherBytes).toBeGreaterThan(0)
-    expect(use.otherBytes).toBeLessThanOrEqual(budget - use.keptBytes)
+    expect(use.otherBytes).toBeLessThanOrEqual(budget - use.pinnedBytes)
     expect(rp.disk!.bytes).toBeLessThanOrEqual(budget)
     await readOffline('pinned.bin')
 
@@ -210,7 +210,7 @@ describe('pinning files offline', () => {
     await second.pinOnly([pinned])
     expect(second.isPinned(pinned)).toBe(true)
     expect(second.isPinned(stale)).toBe(false)
-    expect(second.cacheUse().keptBytes).toBe(reservedBytes(pinned.size, GRID.blockSize))
+    expect(second.cacheUse().pinnedBytes).toBe(reservedBytes(pinned.size, GRID.blockSize))
     const third = await open({ diskCacheBytes: 256 * MiB })
     expect(third.isPinned(stale)).toBe(false)
     expect(third.isPinned(pinned)).toBe(true)
@@ -229,7 +229,7 @@ describe('pinning files offline', () => {
     expect((err as NoRoomError).needed).toBe(reserved(first) + reserved(more[0]!) + reserved(more[1]!) - budget)
     expect((err as NoRoomError).message).toMatch(/more room in the cache/)
     for (const f of more) expect(rp.isPinned(f)).toBe(false)
-    expect(rp.cacheUse().keptBytes).toBe(reserved(first))
+    expect(rp.cacheUse().pinnedBytes).toBe(reserved(first))
     expect((await settled()).download).toBe(0)
     // One of them alone fits.
     await rp.pin([more[1]!])
