@@ -29,7 +29,7 @@ async function entryOf(folder: string): Promise<PinStatusEntry | undefined> {
   return (await pinEntries()).find((e) => e.name.endsWith(path.basename(folder)))
 }
 
-/** The status entry of the pin made on `folder`, once status says it is kept (or after 10 s, as it stands). */
+/** The status entry of the pin made on `folder`, once status says it is pinned (or after 10 s, as it stands). */
 async function pinnedEntryOf(folder: string): Promise<PinStatusEntry | undefined> {
   const mine = (entries: PinStatusEntry[]): PinStatusEntry | undefined => entries.find((e) => e.name.endsWith(path.basename(folder)))
   return mine(await pinEntriesWhen((entries) => mine(entries)?.state === 'pinned'))
@@ -256,7 +256,7 @@ describe('pins across mounts', () => {
 // Its transfers are made here, as the service's clock stands now (the tests above move it a day on).
 describe('a pinned transfer that expires on the service', () => {
   it('stays in inbox/, marked expired and read from the cache, until unpinned; an unpinned one leaves', async () => {
-    const pinnedOne = await made(service, 'Kept past expiry', [{ name: 'k.bin', size: 5 * MiB + 3 }, { name: 'docs/l.bin', size: 2 * MiB }], 1)
+    const pinnedOne = await made(service, 'Pinned past expiry', [{ name: 'k.bin', size: 5 * MiB + 3 }, { name: 'docs/l.bin', size: 2 * MiB }], 1)
     const leftOne = await made(service, 'Left to expire', [{ name: 'x.bin', size: MiB }], 1)
     const account = await useAccount(service, { TRANSFERFS_LISTING_TTL_MS: '500ms' })
     await login(service)

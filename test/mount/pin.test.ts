@@ -158,7 +158,7 @@ describe('pinning a transfer on this machine', () => {
       pid = await mount(account)
       const listed = await run('ls', [path.join(account.mountDir, 'inbox')])
       expect(listed.code, listed.stderr).toBe(0)
-      // What was kept, and nothing else: the others were never pinned.
+      // What was pinned, and nothing else: the others were never pinned.
       expect(listed.stdout.trim().split('\n')).toEqual([path.basename(await folder(pinned))])
       const dir = await folder(pinned)
       for (const f of pinned.files) expect(await md5sum(path.join(dir, f.name)), f.name).toBe(f.md5)
