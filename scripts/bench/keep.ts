@@ -107,12 +107,14 @@ async function coldCat(w: BenchWorld, pid: number, file: string): Promise<ColdRe
   return { ms: r.ms, mountCpu, readerCpu, serviceCpu, othersCpu: Math.max(0, busy - mountCpu - readerCpu - serviceCpu), counters, dirtyAtStart }
 }
 
-/** A cold read's rows in its round's column: speed, the mount's CPU, how busy the rest of the machine was. */
-const readRows = (group: string, what: string, r: ColdRead): BenchRow[] => [
-  { group, figure: `${what}: mount CPU`, value: perGiB(r.mountCpu, READ), unit: 'CPU-s/GiB', how: 'the mount\'s CPU during the read' },
-  { group, figure: `${what}: the rest of the machine`, value: r.othersCpu / (r.ms / 1000), unit: 'cores', how: 'cores busy with other work and the kernel\'s threads (/proc/stat)' },
-  { group, figure: `${what}: page cache dirty at the start`, value: r.dirtyAtStart / MiB, unit: 'MiB', how: '/proc/meminfo Dirty + Writeback' },
-]
+/** A cold read's rows in its round's column: the mount's CPU, how busy the rest of the machine was (its dirty page cache at the start goes to stderr). */
+const readRows = (group: string, what: string, r: ColdRead): BenchRow[] => {
+  process.stderr.write(`${group}, ${what}: ${(r.dirtyAtStart / MiB).toFixed(0)} MiB of the page cache dirty at the start\n`)
+  return [
+    { group, figure: `${what}: mount CPU`, value: perGiB(r.mountCpu, READ), unit: 'CPU-s/GiB', how: 'the mount\'s CPU during the read' },
+    { group, figure: `${what}: the rest of the machine`, value: r.othersCpu / (r.ms / 1000), unit: 'cores', how: 'cores busy with other work and the kernel\'s threads (/proc/stat)' },
+  ]
+}
 
 /**
  * Part 1: a cold read alone and beside a pin fetching, in rounds (the two files swapped in

@@ -30,7 +30,8 @@ export interface BenchResults {
   commit: string
   /** ISO date and time the step finished. */
   date: string
-  machine: { cores: number; memoryGiB: number }
+  /** The machine, and its 1-minute load average as the step ended (a shared machine's figures move with it). */
+  machine: { cores: number; memoryGiB: number; load?: number }
   /** Set on figures not measured by this run but carried over from the commit named. */
   from?: string
   rows: BenchRow[]
@@ -65,7 +66,7 @@ export async function writeResults(root: string, step: string, rows: BenchRow[],
     step,
     commit: gitCommit(root),
     date: new Date().toISOString(),
-    machine: { cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30) },
+    machine: { cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), load: Math.round(os.loadavg()[0]! * 10) / 10 },
     rows,
   }
   const line = (r: BenchRow) =>

@@ -12,16 +12,30 @@ const ratioOf = (r: BenchRow) => (r.ratio === undefined ? '' : `${formatNumber(r
 /** The line under a table: where its figures come from. */
 export function provenance(results: BenchResults): string {
   const when = results.date.slice(0, 16).replace('T', ' ')
-  const where = `${results.machine.cores} cores, ${results.machine.memoryGiB} GiB`
+  const load = results.machine.load === undefined ? '' : `, load average ${results.machine.load}`
+  const where = `${results.machine.cores} cores, ${results.machine.memoryGiB} GiB${load}`
   return results.from
     ? `*\`${results.step}\`: carried over, from ${results.from} (${when} UTC, ${where}); not measured again since.*`
     : `*\`${results.step}\` at ${results.commit}, ${when} UTC, ${where}.*`
 }
 
-/** One line per row: figure, value, ratio to its baseline, target, how. */
+/**
+ * One line per row: figure, value, ratio to its baseline, target, how. A baseline another row of
+ * the table is held against, with no ratio or target of its own, is not a line of its own: its
+ * value goes beside the ratio of each row held against it.
+ */
 function flatTable(rows: BenchRow[]): string[] {
+  const byFigure = new Map(rows.map((r) => [r.figure, r]))
+  const folded = new Set(rows.flatMap((r) => {
+    const base = r.baseline === undefined ? undefined : byFigure.get(r.baseline)
+    return base && base !== r && base.ratio === undefined && base.target === undefined ? [base] : []
+  }))
+  const ratio = (r: BenchRow) => {
+    const base = r.baseline === undefined ? undefined : byFigure.get(r.baseline)
+    return base && folded.has(base) ? `${ratioOf(r)}: ${valueOf(base)}` : ratioOf(r)
+  }
   const lines = ['| figure | value | ratio | target | how |', '|---|---|---|---|---|']
-  for (const r of rows) lines.push(`| ${[r.figure, valueOf(r), ratioOf(r), r.target ?? '', r.how].map(cell).join(' | ')} |`)
+  for (const r of rows.filter((x) => !folded.has(x))) lines.push(`| ${[r.figure, valueOf(r), ratio(r), r.target ?? '', r.how].map(cell).join(' | ')} |`)
   return lines
 }
 

@@ -17,16 +17,30 @@ function results(rows: BenchResults['rows'], extra: Partial<BenchResults> = {}):
 describe('renderTable', () => {
   it('gives each row a line: the figure, its value and unit, its ratio to the baseline, the target and how', () => {
     const table = renderTable(results([
-      { figure: 'null filesystem, O_DIRECT', value: 1523.456, unit: 'MB/s', how: 'dd of 1 GiB on null-fs' },
-      { figure: 're-read', value: 812.3, unit: 'MB/s', baseline: 'null filesystem, O_DIRECT', ratio: 0.5332, target: '>= 0.7', how: 'dd iflag=direct | after a remount' },
+      { figure: 'curl | md5sum', value: 2.8, unit: 'CPU-s/GiB', how: 'the floor' },
+      { figure: 'mount CPU', value: 0.85, unit: 'CPU-s/GiB', baseline: 'curl | md5sum', ratio: 0.3036, target: '<= 0.4', how: 'dd iflag=direct | after a remount' },
+      { figure: 'bytes fetched again', value: 0, unit: 'MiB', target: '0', how: 'counters' },
     ]))
     expect(table.split('\n')).toEqual([
       '| figure | value | ratio | target | how |',
       '|---|---|---|---|---|',
-      '| null filesystem, O_DIRECT | 1523 MB/s |  |  | dd of 1 GiB on null-fs |',
-      '| re-read | 812 MB/s | 0.53× null filesystem, O_DIRECT | >= 0.7 | dd iflag=direct \\| after a remount |',
+      '| mount CPU | 0.85 CPU-s/GiB | 0.30× curl \\| md5sum: 2.80 CPU-s/GiB | <= 0.4 | dd iflag=direct \\| after a remount |',
+      '| bytes fetched again | 0 MiB |  | 0 | counters |',
       '',
       '*`reread` at abc1234, 2026-11-28 18:44 UTC, 2 cores, 24 GiB.*',
+    ])
+  })
+
+  it('keeps a baseline as a line of its own when it has a ratio or target itself, or no row of the table uses it', () => {
+    const table = renderTable(results([
+      { figure: 'null filesystem', value: 1523.456, unit: 'MB/s', target: '>= 1000 MB/s', how: 'null-fs' },
+      { figure: 're-read', value: 812.3, unit: 'MB/s', baseline: 'null filesystem', ratio: 0.5332, how: 'dd' },
+      { figure: 'peak RSS', value: 169, unit: 'MiB', baseline: 'memoryCacheBytes + 150 MiB', ratio: 0.26, how: 'VmHWM' },
+    ]))
+    expect(table.split('\n').slice(2, 5)).toEqual([
+      '| null filesystem | 1523 MB/s |  | >= 1000 MB/s | null-fs |',
+      '| re-read | 812 MB/s | 0.53× null filesystem |  | dd |',
+      '| peak RSS | 169 MiB | 0.26× memoryCacheBytes + 150 MiB |  | VmHWM |',
     ])
   })
 
@@ -49,6 +63,11 @@ describe('renderTable', () => {
       '',
       '*`reread` at abc1234, 2026-11-28 18:44 UTC, 2 cores, 24 GiB.*',
     ])
+  })
+
+  it('gives the load average the step ended at, where the results have it', () => {
+    const table = renderTable(results([{ figure: 'x', value: 1, unit: 's', how: 'h' }], { machine: { ...machine, load: 11.5 } }))
+    expect(table.split('\n').at(-1)).toBe('*`reread` at abc1234, 2026-11-28 18:44 UTC, 2 cores, 24 GiB, load average 11.5.*')
   })
 
   it('says when figures were carried over from an earlier commit', () => {
