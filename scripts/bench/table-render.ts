@@ -6,8 +6,10 @@ import { type BenchResults, type BenchRow, formatNumber } from './results.js'
 /** A Markdown table cell: no line breaks, and a `|` escaped. */
 const cell = (s: string) => s.replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|')
 
-const valueOf = (r: BenchRow) => `${formatNumber(r.value)} ${r.unit}`.trim()
-const ratioOf = (r: BenchRow) => (r.ratio === undefined ? '' : `${formatNumber(r.ratio)}× ${r.baseline ?? 'baseline'}`)
+/** A ratio, or a value given as a multiple ("× the file"): always two decimals, 1.00 as much as 0.98. */
+const multiple = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a')
+const valueOf = (r: BenchRow) => `${r.unit.startsWith('×') ? multiple(r.value) : formatNumber(r.value)} ${r.unit}`.trim()
+const ratioOf = (r: BenchRow) => (r.ratio === undefined ? '' : `${multiple(r.ratio)}× ${r.baseline ?? 'baseline'}`)
 
 /** The line under a table: where its figures come from. */
 export function provenance(results: BenchResults): string {
@@ -20,35 +22,51 @@ export function provenance(results: BenchResults): string {
 }
 
 /**
- * One line per row: figure, value, ratio to its baseline, target, how. A baseline another row of
- * the table is held against, with no ratio or target of its own, is not a line of its own: its
- * value goes beside the ratio of each row held against it.
+ * The rows that are only another row's baseline: held against nothing themselves, and named as
+ * the baseline of a row of the same group. Their values go beside the ratios that use them.
  */
+function baselinesOnly(rows: BenchRow[]): Map<BenchRow, BenchRow> {
+  const key = (group: string | undefined, figure: string) => `${group ?? ''}\u0000${figure}`
+  const byKey = new Map(rows.map((r) => [key(r.group, r.figure), r]))
+  const baseOf = new Map<BenchRow, BenchRow>()
+  for (const r of rows) {
+    const base = r.baseline === undefined ? undefined : byKey.get(key(r.group, r.baseline))
+    if (base && base !== r && base.ratio === undefined && base.target === undefined) baseOf.set(r, base)
+  }
+  return baseOf
+}
+
+/** One line per row: figure, value, ratio to its baseline (with the baseline's value when it has no line of its own), target, how. */
 function flatTable(rows: BenchRow[]): string[] {
-  const byFigure = new Map(rows.map((r) => [r.figure, r]))
-  const folded = new Set(rows.flatMap((r) => {
-    const base = r.baseline === undefined ? undefined : byFigure.get(r.baseline)
-    return base && base !== r && base.ratio === undefined && base.target === undefined ? [base] : []
-  }))
+  const baseOf = baselinesOnly(rows)
+  const folded = new Set(baseOf.values())
   const ratio = (r: BenchRow) => {
-    const base = r.baseline === undefined ? undefined : byFigure.get(r.baseline)
-    return base && folded.has(base) ? `${ratioOf(r)}: ${valueOf(base)}` : ratioOf(r)
+    const base = baseOf.get(r)
+    return base ? `${ratioOf(r)}: ${valueOf(base)}` : ratioOf(r)
   }
   const lines = ['| figure | value | ratio | target | how |', '|---|---|---|---|---|']
   for (const r of rows.filter((x) => !folded.has(x))) lines.push(`| ${[r.figure, valueOf(r), ratio(r), r.target ?? '', r.how].map(cell).join(' | ')} |`)
   return lines
 }
 
-/** One line per figure and a column per group (in the order they first appear), each cell the value and its ratio. */
+/**
+ * One line per figure and a column per group (in the order they first appear), each cell the
+ * value and its ratio (and the baseline's value, when the baseline's figure has no line of its own).
+ */
 function groupedTable(rows: BenchRow[]): string[] {
+  const baseOf = baselinesOnly(rows)
+  const folded = new Set(baseOf.values())
   const groups = [...new Set(rows.map((r) => r.group!))]
   const lines = [`| figure | ${groups.map(cell).join(' | ')} | target | how |`, `|---|${groups.map(() => '---|').join('')}---|---|`]
   for (const figure of new Set(rows.map((r) => r.figure))) {
     const of = rows.filter((r) => r.figure === figure)
+    if (of.every((r) => folded.has(r))) continue
     const cells = groups.map((g) => {
       const r = of.find((x) => x.group === g)
       if (!r) return '–'
-      return r.ratio === undefined ? valueOf(r) : `${valueOf(r)} (${formatNumber(r.ratio)}×)`
+      if (r.ratio === undefined) return valueOf(r)
+      const base = baseOf.get(r)
+      return `${valueOf(r)} (${multiple(r.ratio)}×${base ? ` ${valueOf(base)}` : ''})`
     })
     const first = of[0]!
     const target = of.find((r) => r.target)?.target ?? ''

@@ -44,6 +44,20 @@ describe('renderTable', () => {
     ])
   })
 
+  it('gives a grouped baseline\'s value beside each ratio that uses it, and no line of its own', () => {
+    const table = renderTable(results([
+      { group: 'libfuse 3', figure: 'floor', value: 3.9, unit: 'CPU-s/GiB', how: 'curl | md5sum' },
+      { group: 'libfuse 3', figure: 'cat: CPU', value: 5.2, unit: 'CPU-s/GiB', baseline: 'floor', ratio: 1.333, target: '<= 1.5', how: 'mount + cat' },
+      { group: 'libfuse 2', figure: 'floor', value: 4.1, unit: 'CPU-s/GiB', how: 'curl | md5sum' },
+      { group: 'libfuse 2', figure: 'cat: CPU', value: 5.9, unit: 'CPU-s/GiB', baseline: 'floor', ratio: 1.439, target: '<= 1.5', how: 'mount + cat' },
+    ]))
+    expect(table.split('\n').slice(0, 3)).toEqual([
+      '| figure | libfuse 3 | libfuse 2 | target | how |',
+      '|---|---|---|---|---|',
+      '| cat: CPU | 5.20 CPU-s/GiB (1.33× 3.90 CPU-s/GiB) | 5.90 CPU-s/GiB (1.44× 4.10 CPU-s/GiB) | <= 1.5 | mount + cat; ratio: / floor |',
+    ])
+  })
+
   it('puts grouped rows in a column per group, after the rows without one, with "–" where a group lacks a figure', () => {
     const table = renderTable(results([
       { figure: 'the floor', value: 3.9, unit: 'CPU-s/GiB', how: 'curl | md5sum' },
@@ -73,6 +87,15 @@ describe('renderTable', () => {
   it('says when figures were carried over from an earlier commit', () => {
     const table = renderTable(results([{ figure: 'x', value: 1, unit: 's', how: 'h' }], { from: '016080f (old docs/performance.md)' }))
     expect(table.split('\n').at(-1)).toBe('*`reread`: carried over, from 016080f (old docs/performance.md) (2026-11-28 18:44 UTC, 2 cores, 24 GiB); not measured again since.*')
+  })
+
+  it('shows ratios and multiples with two decimals, 1.00 included', () => {
+    const table = renderTable(results([
+      { figure: 'served', value: 1, unit: '× the file', how: 'counters' },
+      { group: 'g', figure: 'requests', value: 6, unit: '', baseline: 'pages', ratio: 1, how: 'counters' },
+    ]))
+    expect(table).toContain('| served | 1.00 × the file |')
+    expect(table).toContain('| requests | 6 (1.00×) |')
   })
 
   it('shows counts whole, values at three figures, and no number as n/a', () => {
