@@ -1,5 +1,6 @@
 // `npm run bench` (after a build): every benchmark of scripts/bench, one after the other.
-// Each documents its own command and prints its figures as ratios against a baseline of
+// Each writes bench-results/<step>.json (results.ts), which tables.ts renders into
+// docs/performance.md. Each documents its own command and gives its figures as ratios against a baseline of
 // the same run (curl of the same bytes, the service's own latency, the null filesystem of
 // null-fs.ts, the client's direct upload): read.ts (sequential reads, `transferfs download`,
 // parallel readers, a slow link), random.ts (fio, first bytes), reread.ts (our caches after
