@@ -65,7 +65,7 @@ export const TEST_TOOLS = [
   { command: 'tinyproxy', apt: ['tinyproxy-bin'], dnf: 'tinyproxy', why: 'the proxy tests start one of their own' },
   { command: 'ss', apt: ['iproute2'], dnf: 'iproute', why: 'the proxy mount test sees which process holds each connection' },
   { command: 'openssl', apt: ['openssl'], dnf: 'openssl', why: 'the trust test names certificates by their hash with it' },
-  { command: 'setfattr', apt: ['attr'], dnf: 'attr', why: 'the keep-offline tests pin with extended attributes on the mount' },
+  { command: 'setfattr', apt: ['attr'], dnf: 'attr', why: 'the pin tests pin with extended attributes on the mount' },
   // The NFS server is tested with clients we did not write: libnfs's tools, and the kernel's
   // own client where the kernel has one (mount.nfs).
   { command: 'nfs-ls', apt: ['libnfs-utils'], dnf: 'libnfs-utils', why: 'the NFS tests list and read through libnfs\'s nfs-ls and nfs-cat' },

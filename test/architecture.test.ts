@@ -1,11 +1,11 @@
 // The dependency rules of src/, read from the import statements: the ground floor imports
 // nothing of ours, the client nothing but the ground floor, the read path nothing above
-// it, the local service nothing of the client but its types, the keeper and the desktop side
-// nothing of the FUSE adapter, the NFS front (a second front door beside the FUSE adapter)
-// nothing above the filesystem core and nothing but the command line imports it, the keeper
-// nothing of the send path, the mount's status (the
-// snapshot's shape and renderings) nothing but the pins' section and the ground floor, and no
-// folder or module loops back. Outside src/: the tools in scripts/ (the bench among them) import nothing of
+// it, the local service nothing of the client but its types, the pins (pin/) and the desktop
+// side nothing of the FUSE adapter, the NFS front (a second front door beside the FUSE
+// adapter) nothing above the filesystem core and nothing but the command line imports it, the
+// pins nothing of the send path nor of the command line, the mount's status (the snapshot's
+// shape and renderings) nothing but the pins' section and the ground floor, and no folder or
+// module loops back. Outside src/: the tools in scripts/ (the bench among them) import nothing of
 // test/, so the tests lean on the tools and never the other way (and no test lands in dist/).
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
@@ -90,20 +90,24 @@ describe('dependency rules of src/', () => {
     expect(breaches('read', (to) => ground(to) || folder(to) === 'api')).toEqual([])
   })
 
-  it('keep and desktop import nothing of the FUSE adapter', () => {
-    expect(breaches('keep', (to) => folder(to) !== 'fuse')).toEqual([])
+  it('pin and desktop import nothing of the FUSE adapter', () => {
+    expect(breaches('pin', (to) => folder(to) !== 'fuse')).toEqual([])
     expect(breaches('desktop', (to) => folder(to) !== 'fuse')).toEqual([])
   })
 
-  it('keep imports nothing of the send path (its status is its own, carried by send)', () => {
-    expect(breaches('keep', (to) => folder(to) !== 'send')).toEqual([])
+  it('pin imports nothing of the send path (its status is its own, carried by send)', () => {
+    expect(breaches('pin', (to) => folder(to) !== 'send')).toEqual([])
   })
 
-  it('status imports only the pins\' section and the ground floor (send fills and writes it, keep is below it)', () => {
-    expect(breaches('status', (to) => ground(to) || to === 'keep/status.ts')).toEqual([])
+  it('pin imports nothing of the command line (the control requests it answers are its own)', () => {
+    expect(breaches('pin', (to) => folder(to) !== 'cli')).toEqual([])
   })
 
-  it('nfs, a front like fuse, imports only vfs and what is below it (never fuse, send, keep, desktop or cli)', () => {
+  it('status imports only the pins\' section and the ground floor (send fills and writes it, pin is below it)', () => {
+    expect(breaches('status', (to) => ground(to) || to === 'pin/status.ts')).toEqual([])
+  })
+
+  it('nfs, a front like fuse, imports only vfs and what is below it (never fuse, send, pin, desktop or cli)', () => {
     expect(breaches('nfs', (to) => ground(to) || ['vfs', 'read', 'api'].includes(folder(to)))).toEqual([])
   })
 

@@ -13,7 +13,7 @@
 // interval and the counters hold only the search): its requests against the inbox pages
 // the matches fill, its time cold (the search) and warm (cached within the listing TTL).
 import path from 'node:path'
-import { median, ratio, sh, transferFolder, treeOf, withBenchWorld, withNullFs, type BenchService, type Rows } from './world.js'
+import { median, sh, transferFolder, treeOf, withBenchWorld, withNullFs, type BenchService, type Rows } from './world.js'
 
 const TRANSFERS = 5000
 /** Inbox page size the local service uses. */
@@ -49,9 +49,15 @@ async function measureSearches(service: BenchService, mountDir: string, rows: Ro
     const warm: number[] = []
     for (let i = 0; i < 9; i++) warm.push((await sh('ls', [dir])).ms)
     const again = Object.values((await service.counters()).routes).reduce((a, b) => a + b, 0) - requests
+    const pages = Math.floor(found / PAGE) + 1
+    const how = `ls search/<words> over ${TRANSFERS} transfers, before inbox/ is listed`
+    const group = `search/${words} (${matches})`
     rows.push(
-      [`ls search/${words} (${matches}), ${TRANSFERS} transfers`, `${cold.ms.toFixed(0)} ms, ${found} found; warm ${median(warm).toFixed(1)} ms`],
-      ['  requests made / pages its matches fill', `${requests} / ${Math.floor(found / PAGE) + 1} (${JSON.stringify(calls)}); warm: ${again}`],
+      { group, figure: 'search: transfers found', value: found, unit: '', how },
+      { group, figure: 'search: cold ls', value: cold.ms, unit: 'ms', how },
+      { group, figure: 'search: requests', value: requests, unit: '', baseline: 'the inbox pages its matches fill', ratio: requests / pages, target: '<= 1', how: 'the service\'s counters (inbox calls)' },
+      { group, figure: 'search: warm ls, median of 9', value: median(warm), unit: 'ms', how: 'again within the listing TTL' },
+      { group, figure: 'search: requests of 9 warm ls', value: again, unit: '', target: '0', how: 'the service\'s counters' },
     )
   }
 }
@@ -89,14 +95,15 @@ await withBenchWorld('listing', {}, async (w) => {
     const f = await find(path.join(dir, 'inbox'))
     return [f.ms, await lsl(path.join(dir, path.relative(mountDir, wideDir)))] as const
   })
+  const findHow = `find inbox/ -type f | wc -l over ${TRANSFERS} transfers, after ls inbox/`
+  const lsHow = `warm ls -l of a ${FOLDER_FILES}-file transfer folder, median of 9`
   rows.push(
-    [`find inbox/ -type f, ${TRANSFERS} transfers, after ls inbox/`, `${found.ms.toFixed(0)} ms, ${found.stdout.trim()} files (ls inbox/ again: ${pagesMs.toFixed(0)} ms)`],
-    ['  requests made / inbox pages (target <= 1)', `${requests} / ${Math.ceil(TRANSFERS / PAGE)} (${JSON.stringify(calls)})`],
-    ['  the same find on the null filesystem', `${nullFind.toFixed(0)} ms`],
-    ['  / null filesystem (target <= 2)', ratio(found.ms / nullFind)],
-    [`warm ls -l of a ${FOLDER_FILES}-file transfer folder`, `${lsMs.toFixed(1)} ms`],
-    ['  the same on the null filesystem', `${nullLs.toFixed(1)} ms`],
-    ['  / null filesystem (target <= 1.2)', ratio(lsMs / nullLs)],
+    { figure: 'find inbox/, null filesystem', value: nullFind, unit: 'ms', how: 'the same tree on null-fs.ts' },
+    { figure: 'find inbox/', value: found.ms, unit: 'ms', baseline: 'find inbox/, null filesystem', ratio: found.ms / nullFind, target: '<= 2', how: `${findHow}; ${found.stdout.trim()} files` },
+    { figure: 'find inbox/: requests', value: requests, unit: 'requests', baseline: 'inbox pages', ratio: requests / Math.ceil(TRANSFERS / PAGE), target: '<= 1', how: `the service's counters: ${JSON.stringify(calls)}` },
+    { figure: 'ls inbox/ again', value: pagesMs, unit: 'ms', how: 'the second ls of the inbox' },
+    { figure: 'ls -l, null filesystem', value: nullLs, unit: 'ms', how: 'the same folder on null-fs.ts' },
+    { figure: 'ls -l of a transfer folder', value: lsMs, unit: 'ms', baseline: 'ls -l, null filesystem', ratio: lsMs / nullLs, target: '<= 1.2', how: lsHow },
     ...searchRows,
   )
 })

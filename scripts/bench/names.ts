@@ -13,7 +13,7 @@
 // newest transfers for their thumbnails): the first time includes fetching its details.
 // BENCH_NAMES_FILES=<n> changes how many files each transfer holds.
 import path from 'node:path'
-import { median, ratio, sh, withBenchWorld } from './world.js'
+import { median, sh, withBenchWorld } from './world.js'
 
 const FILES = Number(process.env.BENCH_NAMES_FILES ?? 10_000)
 /** Names are `<stem>-1-<n>.txt`: these agree in their first 300 bytes, and are cut. */
@@ -42,17 +42,17 @@ await withBenchWorld('names', {}, async (w) => {
   const plain = await list(short)
   const longer = await list(long)
   const alike = await list(lookAlike)
-  const ms = (x: number) => `${x.toFixed(0)} ms`
+  const how = (what: string) => `ls -1A by-id/<id>/ of ${FILES} files, ${what}`
+  const first = 'the first time (its details fetched)'
+  const warm = 'warm, median of 5'
   rows.push(
-    [`ls of ${FILES} names agreeing in their first 300 bytes, first time (details fetched)`, ms(alike.cold)],
-    [`  the same for ${FILES} short distinct names`, ms(plain.cold)],
-    ['  / short distinct names', ratio(alike.cold / plain.cold)],
-    [`  the same for ${FILES} distinct names of 248 bytes`, ms(longer.cold)],
-    ['  / distinct names of 248 bytes', ratio(alike.cold / longer.cold)],
-    ['ls of the look-alike names, warm (median of 5)', ms(alike.warm)],
-    ['  the same for the short distinct names', ms(plain.warm)],
-    ['  / short distinct names', ratio(alike.warm / plain.warm)],
-    ['  the same for the distinct names of 248 bytes', ms(longer.warm)],
-    ['  / distinct names of 248 bytes', ratio(alike.warm / longer.warm)],
+    { figure: 'short distinct names, first ls', value: plain.cold, unit: 'ms', how: how(first) },
+    { figure: 'distinct names of 248 bytes, first ls', value: longer.cold, unit: 'ms', how: how(first) },
+    { figure: 'names agreeing in their first 300 bytes, first ls', value: alike.cold, unit: 'ms', baseline: 'short distinct names, first ls', ratio: alike.cold / plain.cold, how: how(first) },
+    { figure: 'the same / distinct names of 248 bytes', value: alike.cold, unit: 'ms', baseline: 'distinct names of 248 bytes, first ls', ratio: alike.cold / longer.cold, how: how(first) },
+    { figure: 'short distinct names, warm ls', value: plain.warm, unit: 'ms', how: how(warm) },
+    { figure: 'distinct names of 248 bytes, warm ls', value: longer.warm, unit: 'ms', how: how(warm) },
+    { figure: 'look-alike names, warm ls', value: alike.warm, unit: 'ms', baseline: 'short distinct names, warm ls', ratio: alike.warm / plain.warm, how: how(warm) },
+    { figure: 'the same / distinct names of 248 bytes, warm', value: alike.warm, unit: 'ms', baseline: 'distinct names of 248 bytes, warm ls', ratio: alike.warm / longer.warm, how: how(warm) },
   )
 })

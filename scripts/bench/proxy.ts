@@ -12,7 +12,7 @@
 // during the run falls on both; the better of each pair is compared.
 import type { Transfer } from '../../src/api/types.js'
 import { startProxy } from '../tinyproxy.js'
-import { cpuSeconds, fileOnMount, GiB, mbps, perGiB, ratio, sh, withBenchWorld } from './world.js'
+import { cpuSeconds, fileOnMount, GiB, mbps, perGiB, sh, withBenchWorld } from './world.js'
 
 const CREDENTIALS = 'bench:bench-pw'
 
@@ -32,10 +32,10 @@ await withBenchWorld('proxy', {}, async (w) => {
     process.stderr.write('curl of 1 GiB, straight and through the proxy...\n')
     const curlDirect = await curl(false)
     const curlProxied = await curl(true)
+    const curlHow = 'curl of a 1 GiB file, best of 3'
     rows.push(
-      ['curl 1 GiB straight to the service', mbps(GiB, curlDirect)],
-      ['curl 1 GiB through the proxy', mbps(GiB, curlProxied)],
-      ['  through / straight (curl)', ratio(curlDirect / curlProxied)],
+      { figure: 'curl straight to the service', value: mbps(GiB, curlDirect), unit: 'MB/s', how: curlHow },
+      { figure: 'curl through the proxy', value: mbps(GiB, curlProxied), unit: 'MB/s', baseline: 'curl straight to the service', ratio: curlDirect / curlProxied, how: `${curlHow}, curl -x` },
     )
 
     const runs: Record<'direct' | 'proxied', Array<{ ms: number; cpuS: number; proxyCpuS: number }>> = { direct: [], proxied: [] }
@@ -53,12 +53,13 @@ await withBenchWorld('proxy', {}, async (w) => {
     }
     const best = (mode: 'direct' | 'proxied') => runs[mode].reduce((a, b) => (b.ms < a.ms ? b : a))
     const [direct, proxied] = [best('direct'), best('proxied')]
+    const how = 'dd bs=1M of a cold 1 GiB file on a fresh mount, straight and through the proxy alternately, the better of two'
     rows.push(
-      ['cold sequential 1 GiB via mount, straight (both runs)', runs.direct.map((r) => mbps(GiB, r.ms)).join(', ')],
-      ['cold sequential 1 GiB via mount, through the proxy (both runs)', runs.proxied.map((r) => mbps(GiB, r.ms)).join(', ')],
-      ['  through / straight (mount, the better of each)', ratio(direct.ms / proxied.ms)],
-      ['  CPU of the mount: straight, through', `${perGiB(direct.cpuS, GiB)}, ${perGiB(proxied.cpuS, GiB)}`],
-      ['  CPU of the proxy, through', perGiB(proxied.proxyCpuS, GiB)],
+      { figure: 'cold read via mount, straight', value: mbps(GiB, direct.ms), unit: 'MB/s', how },
+      { figure: 'cold read via mount, through the proxy', value: mbps(GiB, proxied.ms), unit: 'MB/s', baseline: 'cold read via mount, straight', ratio: direct.ms / proxied.ms, how: `${how} (HTTPS_PROXY)` },
+      { figure: 'mount CPU, straight', value: perGiB(direct.cpuS, GiB), unit: 'CPU-s/GiB', how: 'the mount\'s user + system CPU during the read' },
+      { figure: 'mount CPU, through the proxy', value: perGiB(proxied.cpuS, GiB), unit: 'CPU-s/GiB', baseline: 'mount CPU, straight', ratio: proxied.cpuS / direct.cpuS, how: 'the same' },
+      { figure: 'proxy CPU', value: perGiB(proxied.proxyCpuS, GiB), unit: 'CPU-s/GiB', how: 'tinyproxy\'s CPU during the proxied read' },
     )
   } finally {
     await proxy.stop()

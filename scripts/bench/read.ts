@@ -23,13 +23,27 @@
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Transfer } from '../../src/api/types.js'
-import { cliEntry, type Counters, cpuSeconds, fileOnMount, GiB, MB, mbps, MiB, peakRssMiB, perGiB, ratio, resetPeakRss, RSS_BOUND_MIB, sh, verifiedFetchFloor, withBenchWorld, withNullFs } from './world.js'
+import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
+import type { BenchRow } from './results.js'
+import { cliEntry, type Counters, cpuSeconds, fileOnMount, GiB, MB, mbps, MiB, peakRssMiB, perGiB, resetPeakRss, RSS_BOUND_MIB, sh, verifiedFetchFloor, withBenchWorld, withNullFs } from './world.js'
 
 const LINK = 12.5 * MB
 
-/** What the service did for a read of 1 GiB: bytes served and hashed per file byte, requests, connections. */
-const counted = (c: Counters) =>
-  `${ratio(c.bytesServed / GiB)}, ${ratio(c.bytesHashed / GiB)}, ${c.routes.download ?? 0} + ${c.routes.rangehash ?? 0}, ${c.fileConnections}`
+/** What the service did for a cold read of 1 GiB, in the reader's column: bytes served and hashed per file byte, requests, connections. */
+const counted = (group: string, c: Counters): BenchRow[] => {
+  const how = 'the service\'s counters during the read'
+  return [
+    { group, figure: 'cold 1 GiB: bytes served', value: c.bytesServed / GiB, unit: '× the file', target: '<= 1.02', how },
+    { group, figure: 'cold 1 GiB: bytes hashed', value: c.bytesHashed / GiB, unit: '× the file', target: '<= 1.02', how },
+    { group, figure: 'cold 1 GiB: range GETs', value: c.routes.download ?? 0, unit: '', how },
+    { group, figure: 'cold 1 GiB: GetRangeHash calls', value: c.routes.rangehash ?? 0, unit: '', how },
+    { group, figure: 'cold 1 GiB: TLS connections', value: c.fileConnections, unit: '', target: `<= ${2 * DEFAULT_SETTINGS.maxConcurrentFetches}`, how: 'TLS connections the file server accepted' },
+  ]
+}
+/** The first row of a cold 1 GiB read in the reader's column: its speed against curl's. */
+const coldSpeed = (group: string, ms: number, rawMs: number, how: string): BenchRow =>
+  ({ group, figure: 'cold 1 GiB: speed', value: mbps(GiB, ms), unit: 'MB/s', baseline: 'curl 1 GiB (the raw link)', ratio: rawMs / ms, target: '>= 0.6', how: `${how}; a fresh mount for each cat` })
+const FLOOR_CPU = 'the floor: CPU of curl + md5sum'
 /** The burst of the target's link (a token bucket's). */
 const BURST = 256 * 1024
 
@@ -48,22 +62,24 @@ await withBenchWorld('read', {}, async (w) => {
   const pid = await w.mount()
   const rss = async (workload: string) => {
     const peak = await peakRssMiB(pid)
-    rows.push([`  mount peak RSS (${workload}) / (memoryCacheBytes + 150 MiB)`, `${peak.toFixed(0)} MiB, ${ratio(peak / RSS_BOUND_MIB)}`])
+    rows.push({ figure: `mount peak RSS, ${workload}`, value: peak, unit: 'MiB', baseline: 'memoryCacheBytes + 150 MiB', ratio: peak / RSS_BOUND_MIB, target: '<= 1', how: 'VmHWM of the mount over the workload' })
     await resetPeakRss(pid)
   }
   await resetPeakRss(pid)
 
   process.stderr.write('curl of 1 GiB (raw stream)...\n')
   const rawMs = await curl(one!)
-  rows.push(['curl 1 GiB from the service (raw stream; target >= 1 GB/s)', mbps(GiB, rawMs)])
+  rows.push({ figure: 'curl 1 GiB (the raw link)', value: mbps(GiB, rawMs), unit: 'MB/s', target: '>= 1000 MB/s', how: 'curl of the file to /dev/null, best of 3' })
   process.stderr.write('curl | md5sum of 1 GiB (the verified-fetch floor)...\n')
   const floorCpu0 = await cpuSeconds(service.pid)
   const floorTries = 2
   const floor = await verifiedFetchFloor(service.ca, urlOf(one!), floorTries)
   const floorServiceCpu = (await cpuSeconds(service.pid) - floorCpu0) / floorTries
+  const floorHow = 'curl of the file piped into md5sum (a fetch that checks every byte), best of 2 by CPU'
   rows.push(
-    ['curl | md5sum 1 GiB (the verified-fetch floor)', mbps(GiB, floor.ms)],
-    ['  CPU: curl + md5sum, service', `${perGiB(floor.cpuS, GiB)}, ${perGiB(floorServiceCpu, GiB)}`],
+    { figure: 'curl | md5sum 1 GiB (the floor)', value: mbps(GiB, floor.ms), unit: 'MB/s', how: floorHow },
+    { figure: FLOOR_CPU, value: perGiB(floor.cpuS, GiB), unit: 'CPU-s/GiB', how: 'bash\'s times of both processes' },
+    { figure: 'the floor: CPU of the service', value: perGiB(floorServiceCpu, GiB), unit: 'CPU-s/GiB', how: 'the service process\'s CPU' },
   )
 
   process.stderr.write('cold sequential read of 1 GiB through the mount...\n')
@@ -73,14 +89,13 @@ await withBenchWorld('read', {}, async (w) => {
   const cold = await sh('dd', [`if=${oneFile}`, 'of=/dev/null', 'bs=1M'])
   const cpu1 = [await cpuSeconds(pid), await cpuSeconds(service.pid)]
   const served = await service.counters()
+  const buffered = 'dd bs=1M'
   rows.push(
-    ['cold sequential 1 GiB via mount', mbps(GiB, cold.ms)],
-    ['  / curl (target >= 0.6)', ratio(rawMs / cold.ms)],
-    ['  bytes served / file (target <= 1.02)', ratio(served.bytesServed / GiB)],
-    ['  bytes hashed by the service / file (target <= 1)', ratio(served.bytesHashed / GiB)],
-    ['  downloads + range hashes', `${served.routes.download ?? 0} + ${served.routes.rangehash ?? 0}`],
-    ['  CPU: mount, service', `${perGiB(cpu1[0]! - cpu0[0]!, GiB)}, ${perGiB(cpu1[1]! - cpu0[1]!, GiB)}`],
-    ['  mount CPU / floor CPU (with the kernel filling its page cache: see below)', ratio((cpu1[0]! - cpu0[0]!) / floor.cpuS)],
+    coldSpeed(buffered, cold.ms, rawMs, 'the reader on a cold 1 GiB file'),
+    ...counted(buffered, served),
+    { group: buffered, figure: 'cold 1 GiB: CPU of the mount', value: perGiB(cpu1[0]! - cpu0[0]!, GiB), unit: 'CPU-s/GiB', baseline: FLOOR_CPU, ratio: (cpu1[0]! - cpu0[0]!) / floor.cpuS,
+      how: 'the mount\'s CPU (a buffered reader\'s: with the kernel filling its page cache)' },
+    { group: buffered, figure: 'cold 1 GiB: CPU of the service', value: perGiB(cpu1[1]! - cpu0[1]!, GiB), unit: 'CPU-s/GiB', baseline: 'the floor: CPU of the service', ratio: (cpu1[1]! - cpu0[1]!) / floorServiceCpu, how: 'the service process\'s CPU' },
   )
   await rss('cold sequential')
 
@@ -105,19 +120,21 @@ await withBenchWorld('read', {}, async (w) => {
     }
     return { buffered: await cpuOf('a.bin', []), direct: await cpuOf('b.bin', ['iflag=direct']) }
   })
+  const odirect = 'dd bs=1M iflag=direct'
   rows.push(
-    ['cold sequential 1 GiB via mount, O_DIRECT reader', mbps(GiB, direct.ms)],
-    ['  served / file, hashed / file, range GETs + GetRangeHash, TLS connections', counted(directServed)],
-    ['  CPU: mount', perGiB(mountDirectCpu, GiB)],
-    ['  mount CPU / floor CPU (target <= 1.5)', ratio(mountDirectCpu / floor.cpuS)],
-    ['  null filesystem, 1 GiB from RAM: buffered, O_DIRECT reader', `${perGiB(nullCpu.buffered, GiB)}, ${perGiB(nullCpu.direct, GiB)}`],
+    coldSpeed(odirect, direct.ms, rawMs, 'the reader on a cold 1 GiB file'),
+    ...counted(odirect, directServed),
+    { group: odirect, figure: 'cold 1 GiB: CPU of the mount', value: perGiB(mountDirectCpu, GiB), unit: 'CPU-s/GiB', baseline: FLOOR_CPU, ratio: mountDirectCpu / floor.cpuS, target: '<= 1.5 (O_DIRECT)',
+      how: 'the mount\'s CPU (an O_DIRECT reader\'s: the read path\'s own cost, no page cache filled)' },
+    { figure: 'null filesystem: CPU, buffered read', value: perGiB(nullCpu.buffered, GiB), unit: 'CPU-s/GiB', how: 'dd bs=1M of 1 GiB from RAM on null-fs.ts: what filling a page cache costs any FUSE file system here' },
+    { figure: 'null filesystem: CPU, O_DIRECT read', value: perGiB(nullCpu.direct, GiB), unit: 'CPU-s/GiB', how: 'dd bs=1M iflag=direct of 1 GiB on null-fs.ts' },
   )
 
   process.stderr.write('transferfs download of the same file...\n')
   const out = path.join(w.home, 'download')
   const cli = await sh(process.execPath, [...process.execArgv, cliEntry, 'download', one!.id, '-o', out], w.env)
   await rm(out, { recursive: true, force: true })
-  rows.push(['transferfs download 1 GiB', mbps(GiB, cli.ms)], ['  / curl (target >= 0.7)', ratio(rawMs / cli.ms)])
+  rows.push({ figure: 'transferfs download', value: mbps(GiB, cli.ms), unit: 'MB/s', baseline: 'curl 1 GiB (the raw link)', ratio: rawMs / cli.ms, target: '>= 0.7', how: 'transferfs download of the 1 GiB transfer (read before through the mount)' })
 
   process.stderr.write('four cold readers of the 2 GiB file...\n')
   const twoFile = await fileOnMount(mountDir, two!)
@@ -134,9 +151,8 @@ await withBenchWorld('read', {}, async (w) => {
   }
   const fourRawMs = Math.min(...curls)
   rows.push(
-    ['four cold readers, 256 MiB each, via mount', mbps(4 * quarter, fourMs)],
-    ['  four curl range streams together', mbps(4 * quarter, fourRawMs)],
-    ['  / curl (target >= 0.6)', ratio(fourRawMs / fourMs)],
+    { figure: 'four curl range streams together', value: mbps(4 * quarter, fourRawMs), unit: 'MB/s', how: 'curl -r of the same four 256 MiB ranges at once, best of 3' },
+    { figure: 'four cold readers together', value: mbps(4 * quarter, fourMs), unit: 'MB/s', baseline: 'four curl range streams together', ratio: fourRawMs / fourMs, target: '>= 0.6', how: 'four dd of 256 MiB at four offsets of a cold 2 GiB file at once' },
   )
   await rss('four readers')
 
@@ -150,7 +166,11 @@ await withBenchWorld('read', {}, async (w) => {
   const slowRead = (n: number) => sh('dd', [`if=${twoFile}`, 'of=/dev/null', 'bs=1M', `skip=${(2 * GiB - n * slowBytes) / MiB}`, `count=${slowBytes / MiB}`])
   const slow = await slowRead(1)
   await service.control('DELETE', '/faults')
-  rows.push(['sequential 48 MiB through a 12.5 MB/s link (256 KiB burst)', mbps(slowBytes, slow.ms)], ['  / the link (target >= 0.95)', ratio(slowBytes / (slow.ms / 1000) / LINK)])
+  const linkFigure = 'the link: 12.5 MB/s'
+  rows.push(
+    { figure: linkFigure, value: LINK / MB, unit: 'MB/s', how: 'the service\'s throttle: a token bucket shared by every connection' },
+    { figure: '48 MiB through the link', value: mbps(slowBytes, slow.ms), unit: 'MB/s', baseline: linkFigure, ratio: slowBytes / (slow.ms / 1000) / LINK, target: '>= 0.95', how: 'dd bs=1M of 48 MiB not read before; a 256 KiB burst' },
+  )
   await rss('throttled')
 
   process.stderr.write('the same through the link to a server unlike ours...\n')
@@ -163,10 +183,11 @@ await withBenchWorld('read', {}, async (w) => {
     const unlike = await slowRead(n)
     const unlikeRoutes = (await service.counters()).routes
     await service.control('DELETE', '/faults')
-    rows.push(
-      [`  the same from a server that closes connections, 20 ms, hash 300 MB/s${burstBytes ? '' : ', the link without a burst'}`, `${mbps(slowBytes, unlike.ms)}, requests ${JSON.stringify(unlikeRoutes)}`],
-      [burstBytes ? '  / the link (target >= 0.95)' : '  / the link', ratio(slowBytes / (unlike.ms / 1000) / LINK)],
-    )
+    const requests = Object.values(unlikeRoutes).reduce((a, b) => a + b, 0)
+    rows.push({
+      figure: `48 MiB from a server unlike ours${burstBytes ? '' : ', no burst'}`, value: mbps(slowBytes, unlike.ms), unit: 'MB/s', baseline: linkFigure, ratio: slowBytes / (unlike.ms / 1000) / LINK,
+      ...(burstBytes ? { target: '>= 0.95' } : {}), how: `the same through a server that closes every connection, 20 ms per request, hash 300 MB/s; ${requests} requests`,
+    })
   }
 
   // A buffered `cat` of a cold 1 GiB file at each readahead the kernel may be given: its own
@@ -184,7 +205,8 @@ await withBenchWorld('read', {}, async (w) => {
     await service.control('POST', '/counters/reset')
     const cat = await sh('bash', ['-c', 'cat "$1" > /dev/null', 'bash', file])
     const c = await service.counters()
-    rows.push([`cold cat 1 GiB, readAheadKb ${kb}: speed; served / file, hashed / file, range GETs + GetRangeHash, TLS connections`, `${mbps(GiB, cat.ms)}; ${counted(c)}`])
+    const group = `cat, readAheadKb ${kb}`
+    rows.push(coldSpeed(group, cat.ms, rawMs, 'the reader on a cold 1 GiB file'), ...counted(group, c))
   }
 
   // A reader that stops early through a slow link: `head -c 256M` of a cold 2 GiB file through
@@ -226,14 +248,16 @@ await withBenchWorld('read', {}, async (w) => {
     const atExit = await service.counters()
     const settled = await quiet()
     await service.control('DELETE', '/faults')
+    const what = `head -c 256M through the link, readAheadKb ${kb}`
     rows.push(
-      [`head -c 256M of a cold 2 GiB file through 12.5 MB/s, 256 KiB burst, 20 ms, readAheadKb ${kb}`, `${mbps(headBytes, head.ms)}; range GETs + GetRangeHash ${settled.routes.download ?? 0} + ${settled.routes.rangehash ?? 0}, TLS connections ${settled.fileConnections}`],
-      ['  / the link (target >= 0.95)', ratio(headBytes / (head.ms / 1000) / LINK)],
-      ['  bytes served / bytes read, when head exits and once quiet (target <= 1.05)', `${ratio(atExit.bytesServed / headBytes)}, ${ratio(settled.bytesServed / headBytes)}`],
+      { figure: what, value: mbps(headBytes, head.ms), unit: 'MB/s', baseline: linkFigure, ratio: headBytes / (head.ms / 1000) / LINK, target: '>= 0.95',
+        how: `head -c 256M of a cold 2 GiB file on a fresh mount, 12.5 MB/s, 256 KiB burst, 20 ms per request; ${settled.routes.download ?? 0} range GETs, ${settled.routes.rangehash ?? 0} GetRangeHash, ${settled.fileConnections} TLS` },
+      { figure: `${what}: served when head exits`, value: atExit.bytesServed / headBytes, unit: '× bytes read', target: '<= 1.05', how: 'the service\'s counters as head exits' },
+      { figure: `${what}: served once quiet`, value: settled.bytesServed / headBytes, unit: '× bytes read', target: '<= 1.05', how: 'the same once nothing was served for 2 s' },
     )
   }
   await service.control('POST', '/throttle', link)
   const headCurl = await sh(w.curl[0]!, [...w.curl.slice(1), '-r', `0-${headBytes - 1}`, urlOf(headFiles[headReadaheads.length]!)])
   await service.control('DELETE', '/faults')
-  rows.push(['curl of the same 256 MiB through the same link', mbps(headBytes, headCurl.ms)], ['  / the link', ratio(headBytes / (headCurl.ms / 1000) / LINK)])
+  rows.push({ figure: 'curl of 256 MiB through the link', value: mbps(headBytes, headCurl.ms), unit: 'MB/s', baseline: linkFigure, ratio: headBytes / (headCurl.ms / 1000) / LINK, how: 'curl -r of the first 256 MiB of a cold 2 GiB file, the same link' })
 })

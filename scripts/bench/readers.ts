@@ -33,7 +33,7 @@ import { findMount } from '../../src/fuse/mountinfo.js'
 import { allowFuseDevice, ensureNormalUser, releaseFolder, removeUserFolders, runAs, userAccount, type NormalUser } from '../support/normal-user.js'
 import type { Transfer } from '../../src/api/types.js'
 import {
-  childrenCpuSeconds, cliEntry, type Counters, cpuSeconds, dropCaches, fileOnMount, GiB, machineBusySeconds, MiB, perGiB, ratio, sh, verifiedFetchFloor,
+  childrenCpuSeconds, cliEntry, type Counters, cpuSeconds, dropCaches, fileOnMount, GiB, machineBusySeconds, MiB, perGiB, sh, verifiedFetchFloor,
   withBenchWorld, withNullFs, type BenchWorld,
 } from './world.js'
 
@@ -192,9 +192,6 @@ interface Read {
   servedAfter: number
 }
 
-const within = (x: number, limit: number) => `${ratio(x)} (<= ${limit} ${x <= limit ? 'ok' : 'MISS'})`
-const near = (x: number) => `${ratio(x)} (${Math.abs(x - 1) <= 0.1 ? 'ok' : 'MISS'})`
-const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 /** The cores mount, reader and service kept busy during a read. */
 const coresBusy = (r: Read) => (r.mountCpu + r.readerCpu + r.serviceCpu) / (r.ms / 1000)
 
@@ -205,26 +202,24 @@ await withBenchWorld('readers', {}, async (w) => {
   process.stderr.write('seeding a 1 GiB file...\n')
   const [transfer] = await service.seed(1, { fileSize: FILE, subjectPrefix: 'Readers GiB' })
 
-  rows.push(
-    ['file', '1 GiB (head -c and its O_DIRECT baseline: the first 256 MiB); each read on a fresh mount, empty cache, caches dropped'],
-    ['targets, against the O_DIRECT reader of the same bytes, mount kind and library',
-      `served and hashed / bytes read <= 1.02, GETs and GetRangeHash calls within 10%, TLS connections <= ${MAX_CONNECTIONS}, time <= 1.2; cat's CPU (mount + cat) / floor <= 1.5`],
-  )
   /**
    * `curl | md5sum` of the file, measured again before each library's and mount kind's reads:
    * this machine's speed moves by a fifth within a run (the service's CPU for the same bytes
    * with it), so each group is held against the floor of the same minutes.
    */
-  const measureFloor = async (group: string): Promise<{ cpuS: number }> => {
+  const measureFloor = async (group: string): Promise<{ cpuS: number; serviceCpuS: number }> => {
     process.stderr.write(`${group}: curl | md5sum of 1 GiB (the verified-fetch floor)...\n`)
     await dropCaches()
     const serviceCpu0 = await cpuSeconds(service.pid)
     const f = await verifiedFetchFloor(service.ca, transfer!.files[0]!.downloadurl, 2)
-    const serviceCpu = (await cpuSeconds(service.pid) - serviceCpu0) / 2
-    rows.push([`${group}: curl | md5sum 1 GiB (the CPU floor): CPU curl + md5sum, service`, `${perGiB(f.cpuS, FILE)}, ${perGiB(serviceCpu, FILE)}`])
-    return f
+    return { cpuS: f.cpuS, serviceCpuS: (await cpuSeconds(service.pid) - serviceCpu0) / 2 }
   }
-  let floor = { cpuS: NaN }
+  let floor = { cpuS: NaN, serviceCpuS: NaN }
+  const FLOOR = 'curl | md5sum (the floor): CPU'
+  /** Groups whose floor row is written (the null filesystem's use the floor measured last). */
+  const floorShown = new Set<string>()
+  /** The most cores other work kept busy during one read of each group (/proc/stat): how far its times can be trusted. */
+  const busiest = new Map<string, number>()
 
   /** One cold read by `reader` on a fresh mount. */
   const coldRead = async (m: Mounted, reader: Reader, counted: boolean): Promise<Read> => {
@@ -240,35 +235,50 @@ await withBenchWorld('readers', {}, async (w) => {
     return { ms: r.ms, bytes: reader.bytes, mountCpu, readerCpu, serviceCpu, othersCpu: Math.max(0, busy - mountCpu - readerCpu - serviceCpu), counters, servedAfter: 0 }
   }
 
-  /** The rows of one reader: its figures, then its ratios against its O_DIRECT baseline. */
+  /** The rows of one reader in its group's column, each held against the O_DIRECT reader of the same bytes or the floor. */
   const report = (group: string, reader: Reader, r: Read, base: Read | undefined) => {
-    const c = r.counters
-    const cpu = `CPU: mount ${perGiB(r.mountCpu, r.bytes)} + reader ${perGiB(r.readerCpu, r.bytes)}, service ${perGiB(r.serviceCpu, r.bytes)}; ` +
-      `cores busy: ours ${ratio(coresBusy(r))}, the rest of the machine ${ratio(r.othersCpu / (r.ms / 1000))}`
-    const counts = c
-      ? `; served ${ratio(c.bytesServed / r.bytes)}, hashed ${ratio(c.bytesHashed / r.bytes)}; ${c.routes.download ?? 0} GETs + ${c.routes.rangehash ?? 0} hash calls, ${c.fileConnections} TLS; ${(r.servedAfter / MiB).toFixed(0)} MiB served after exit`
-      : ''
-    rows.push([`${group}: ${reader.name}`, `${seconds(r.ms)}${counts}; ${cpu}`])
-    const toFloor = (r.mountCpu + r.readerCpu) / r.bytes / (floor.cpuS / FILE)
-    const cpuRatio = `CPU (mount + reader) / floor ${reader.name === 'cat' ? within(toFloor, 1.5) : ratio(toFloor)}`
-    if (!base) {
-      rows.push([`${group}: ${reader.name}, ratios`, cpuRatio])
-      return
+    if (!floorShown.has(group)) {
+      floorShown.add(group)
+      rows.push(
+        { group, figure: FLOOR, value: perGiB(floor.cpuS, FILE), unit: 'CPU-s/GiB', how: 'curl of the file piped into md5sum, both processes, best of 2, measured before the group\'s reads (the null filesystem\'s: the last)' },
+        { group, figure: 'curl | md5sum: CPU of the service', value: perGiB(floor.serviceCpuS, FILE), unit: 'CPU-s/GiB', how: 'the service process\'s CPU per fetch' },
+      )
     }
-    const b = base.counters
+    const c = r.counters
+    const b = base?.counters
     // The targets are a whole file's reader's: a reader that stops early leaves a prefetch under way.
     const held = reader.bytes === FILE
-    const upTo = (x: number, limit: number) => (held ? within(x, limit) : ratio(x))
-    const about = (x: number) => (held ? near(x) : ratio(x))
-    const vs = c && b
-      ? `served ${upTo(c.bytesServed / r.bytes, 1.02)}, hashed ${upTo(c.bytesHashed / r.bytes, 1.02)}, GETs ${about((c.routes.download ?? 0) / (b.routes.download ?? 1))}, ` +
-        `hash calls ${about((c.routes.rangehash ?? 0) / (b.routes.rangehash ?? 1))}, TLS ${c.fileConnections} (<= ${MAX_CONNECTIONS} ${c.fileConnections <= MAX_CONNECTIONS ? 'ok' : 'MISS'}), `
-      : ''
-    // Where the cores are busy with the read, a reader's own work (md5sum's hashing) lengthens it
-    // by its CPU over the cores it kept busy: that share of the O_DIRECT read's time, shown beside.
-    const readersOwn = Math.max(0, r.readerCpu - base.readerCpu) / coresBusy(r) / (base.ms / 1000)
-    const time = `time ${c ? upTo(r.ms / base.ms, 1.2) : ratio(r.ms / base.ms)}, of it the reader's own CPU +${ratio(readersOwn)}`
-    rows.push([`${group}: ${reader.name}, ratios / ${reader.baseline}`, `${vs}${time}; ${cpuRatio}`])
+    const name = reader.name
+    const requests = (x: Counters) => (x.routes.download ?? 0) + (x.routes.rangehash ?? 0)
+    rows.push({
+      group, figure: `${name}: time`, value: r.ms / 1000, unit: 's',
+      ...(base ? { baseline: `${reader.baseline}: time`, ratio: r.ms / base.ms, ...(c && held ? { target: '<= 1.2' } : {}) } : {}),
+      how: 'a cold read on a fresh mount, caches dropped',
+    })
+    busiest.set(group, Math.max(busiest.get(group) ?? 0, r.othersCpu / (r.ms / 1000)))
+    // The O_DIRECT reader of the first 256 MiB is only head's baseline: its time and requests.
+    const onlyBaseline = !base && !held
+    if (c) {
+      rows.push({ group, figure: `${name}: range GETs + GetRangeHash calls`, value: requests(c), unit: '',
+        ...(b ? { baseline: `${reader.baseline}: range GETs + GetRangeHash calls`, ratio: requests(c) / requests(b), ...(held ? { target: '0.9–1.1' } : {}) } : {}), how: `the service's counters: ${c.routes.download ?? 0} + ${c.routes.rangehash ?? 0}` })
+    }
+    if (onlyBaseline) return
+    if (base && c && name === 'md5sum') {
+      // Where the cores are busy with the read, a reader's own work (md5sum's hashing) lengthens it
+      // by its CPU over the cores it kept busy: that share of the O_DIRECT read's time (next to
+      // nothing for the readers that do not hash).
+      rows.push({ group, figure: `${name}: of it, the reader's own CPU`, value: Math.max(0, r.readerCpu - base.readerCpu) / coresBusy(r) / (base.ms / 1000), unit: `× ${reader.baseline}'s time`, how: 'its CPU beyond the O_DIRECT reader\'s over the cores busy' })
+    }
+    rows.push(
+      { group, figure: `${name}: CPU of mount + reader`, value: perGiB(r.mountCpu + r.readerCpu, r.bytes), unit: 'CPU-s/GiB', baseline: FLOOR, ratio: (r.mountCpu + r.readerCpu) / r.bytes / (floor.cpuS / FILE), ...(name === 'cat' ? { target: '<= 1.5' } : {}), how: 'the mount\'s (or null filesystem\'s) CPU and the reader\'s (bash times), per GiB read' },
+    )
+    if (c) {
+      rows.push(
+        { group, figure: `${name}: bytes served`, value: c.bytesServed / r.bytes, unit: '× bytes read', ...(held ? { target: '<= 1.02' } : {}), how: `the service's counters when the reader exited (${(r.servedAfter / MiB).toFixed(0)} MiB more until the mount stopped)` },
+        { group, figure: `${name}: bytes hashed`, value: c.bytesHashed / r.bytes, unit: '× bytes read', ...(held ? { target: '<= 1.02' } : {}), how: 'the service\'s counters' },
+        { group, figure: `${name}: TLS connections`, value: c.fileConnections, unit: '', target: `<= ${MAX_CONNECTIONS}`, how: 'TLS connections the file server accepted' },
+      )
+    }
   }
 
   const user = await normalUser()
@@ -277,8 +287,8 @@ await withBenchWorld('readers', {}, async (w) => {
     for (const library of libraries) {
       for (const kind of kinds) {
         const done = new Map<string, Read>()
-        let group = `${library}, ${kind.name}`
-        floor = await measureFloor(group)
+        floor = await measureFloor(`${library}, ${kind.name}`)
+        let group = ''
         for (const reader of READERS) {
           process.stderr.write(`${library}, ${kind.name}: cold ${reader.name}...\n`)
           const m = await kind.mount(library)
@@ -314,5 +324,6 @@ await withBenchWorld('readers', {}, async (w) => {
   } finally {
     await removeUserFolders()
   }
-  rows.push(['the whole bench took', seconds(performance.now() - started)])
+  for (const [group, cores] of busiest) rows.push({ group, figure: 'the rest of the machine, busiest read', value: cores, unit: 'cores', how: 'the most cores other work kept busy during one of the group\'s reads (/proc/stat)' })
+  process.stderr.write(`the whole step took ${((performance.now() - started) / 1000).toFixed(0)} s\n`)
 })

@@ -2,9 +2,9 @@
 // would be: its CPU is measured apart and it never shares an event loop with the code that
 // measures), a client signed in as its main user, the transferfs command (from TypeScript
 // or from the build) signed in and mounted in the background, its test controls, CPU
-// seconds and peak RSS of a process, and the figures printed as a table and saved as JSON.
+// seconds and peak RSS of a process, and the figures printed and written by results.ts.
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
@@ -16,6 +16,7 @@ import { DEFAULT_SETTINGS } from '../../src/config/settings.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
 import { unmountWithHelper } from '../../src/fuse/mount-helper.js'
 import { withoutProxyVariables } from '../tinyproxy.js'
+import { type BenchRow, writeResults } from './results.js'
 
 export const MB = 1e6
 export const MiB = 1024 * 1024
@@ -62,8 +63,8 @@ export async function resetPeakRss(pid: number): Promise<void> {
   await writeFile(`/proc/${pid}/clear_refs`, '5')
 }
 
-export const ratio = (x: number) => x.toFixed(2)
-export const mbps = (bytes: number, ms: number) => `${(bytes / MB / (ms / 1000)).toFixed(0)} MB/s`
+/** MB/s of `bytes` in `ms`. */
+export const mbps = (bytes: number, ms: number) => bytes / MB / (ms / 1000)
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 /** The folder of `transfer` in the mount's inbox/ (listing it first). */
@@ -79,10 +80,10 @@ export async function fileOnMount(mountDir: string, transfer: Transfer): Promise
   return path.join(await transferFolder(mountDir, transfer), transfer.files[0]!.filename!)
 }
 
-export type Rows = Array<[string, string]>
+export type Rows = BenchRow[]
 
 /** CPU seconds per GiB of `bytes` read. */
-export const perGiB = (cpuS: number, bytes: number) => `${(cpuS / (bytes / GiB)).toFixed(2)} CPU-s/GiB`
+export const perGiB = (cpuS: number, bytes: number) => cpuS / (bytes / GiB)
 
 /**
  * User + system CPU seconds of a bash script's children, from the output of the `times` it
@@ -252,13 +253,7 @@ export async function withBenchWorld(
     await new Promise((r) => child.once('exit', r))
     await rm(home, { recursive: true, force: true })
   }
-  const width = Math.max(...w.rows.map((r) => r[0].length))
-  process.stdout.write(w.rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + '\n')
-  // The same figures for scripts and for comparing runs: bench-results/<name>-<time>.json.
-  const out = path.join(root, 'bench-results', `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`)
-  await mkdir(path.dirname(out), { recursive: true })
-  await writeFile(out, JSON.stringify(Object.fromEntries(w.rows), null, 2) + '\n')
-  process.stdout.write(`(${path.relative(process.cwd(), out)})\n`)
+  await writeResults(root, name, w.rows)
 }
 
 export type TreeEntry = ['d', string] | ['f', string, number]

@@ -1,5 +1,5 @@
 // The one logger shape of the mount, and its levelled lines on stderr. Every part that
-// tells the log something (the read path, searches, the keeper, the desktop side, the
+// tells the log something (the read path, searches, the pinner, the desktop side, the
 // FUSE adapter) takes this Logger. Callers never pass secrets (keys, passwords, file
 // bytes); paths are fine. A message quotes names and senders' text, so each is written
 // as plain text (shown-text.ts): one message is one line, whatever it quotes, and

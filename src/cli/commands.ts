@@ -15,8 +15,8 @@ import { register as serve } from './serve.js'
 import { register as serveNfs } from './serve-nfs.js'
 import { register as status } from './status.js'
 import { register as unmount } from './unmount.js'
-import { register as keep } from './keep.js'
+import { register as pin } from './pin.js'
 
 export type RegisterCommand = (program: Command) => void
 
-export const commands: RegisterCommand[] = [mount, unmount, login, logout, status, keep, inbox, info, forward, download, send, config, completion, serve, serveNfs, demo]
+export const commands: RegisterCommand[] = [mount, unmount, login, logout, status, pin, inbox, info, forward, download, send, config, completion, serve, serveNfs, demo]

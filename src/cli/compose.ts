@@ -30,10 +30,10 @@ import { ServiceCatalog } from '../vfs/service-catalog.js'
 import type { FolderListing } from '../vfs/folder-listing.js'
 import { openDesktop, type MountDesktop } from '../desktop/mount-desktop.js'
 import { formatBytes } from '../base/format-bytes.js'
-import { Keeper } from '../keep/keeper.js'
-import { PinStore, PINS_FILE } from '../keep/pin-store.js'
+import { Pinner } from '../pin/pinner.js'
+import { PinStore, PINS_FILE } from '../pin/pin-store.js'
 import { serveControl } from './control.js'
-import { keepControl } from './keep-control.js'
+import { pinControl } from '../pin/control.js'
 
 /** The settings that reach the service; login and logout take only these. */
 export const CONNECTION_KEYS: readonly SettingKey[] = ['apiUrl', 'apiKey', 'ca', 'proxy']
@@ -192,8 +192,8 @@ function serviceHealth(reach: ReachabilityState, reads: ReadHealth): ServiceHeal
 
 /** The filesystem core whose shutdown also lets go of the read path and the client. */
 class MountedFileSystem extends TransferFileSystem {
-  /** The keeper of pins and its control socket, once started (composeMount). */
-  pinning: { keeper: Keeper; control: { close(): Promise<void> } } | null = null
+  /** The pinner and its control socket, once started (composeMount). */
+  pinning: { pinner: Pinner; control: { close(): Promise<void> } } | null = null
 
   constructor(
     options: ConstructorParameters<typeof TransferFileSystem>[0],
@@ -204,7 +204,7 @@ class MountedFileSystem extends TransferFileSystem {
 
   override async shutdown(): Promise<void> {
     await this.pinning?.control.close()
-    await this.pinning?.keeper.stop()
+    await this.pinning?.pinner.stop()
     await super.shutdown()
     await this.parts.desktop.stop()
     await this.parts.content.flush().catch(() => {})
@@ -259,9 +259,9 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
     sentFolderOf: (id) => folderNameOf(tree.store.peekSent(), id),
   })
   // Made before the tree, which tells it of arrivals; it reads the tree's store only once started.
-  const keeper: Keeper = new Keeper({
+  const pinner: Pinner = new Pinner({
     content, get store() { return tree.store }, pins: await PinStore.open(path.join(loaded.folders.data, PINS_FILE)),
-    onKept: (label) => desktop.onKept(label), log,
+    onPinned: (label) => desktop.onPinned(label), log,
   })
   const tree = new MountedFileSystem({
     catalog, content, settings: optionsFor(loaded, 'vfs'),
@@ -269,22 +269,22 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
     arrivals: {
       onArrivals: (arrivals) => {
         desktop.onArrivals(arrivals)
-        keeper.onArrivals()
+        pinner.onArrivals()
       },
     },
     log,
-    kept: keeper,
+    pinned: pinner,
   }, { content, client, desktop })
   const sending = await openSending({
     client, dataDir: loaded.folders.data, options: sendOptionsOf(loaded),
     health: () => serviceHealth(client.connectivity.current, content.health()),
     onSentChanged: (id) => tree.store.refreshSent(id),
     onSent: (record) => desktop.onSent(record),
-    keeping: () => keeper.status(),
+    pinStatus: () => pinner.status(),
   })
   tree.attachSending(sending)
-  tree.attachKeeping(keeper)
-  await keeper.start()
-  tree.pinning = { keeper, control: await serveControl(loaded.folders.data, keepControl(tree, keeper, mountDir), log) }
+  tree.attachPinning(pinner)
+  await pinner.start()
+  tree.pinning = { pinner, control: await serveControl(loaded.folders.data, pinControl(tree, pinner, mountDir), log) }
   return { client, content, core: tree, sending }
 }

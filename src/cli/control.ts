@@ -9,6 +9,7 @@
 import { chmod, unlink } from 'node:fs/promises'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import type { Logger } from '../base/log.js'
+import type { ControlRequest, ControlResult } from '../pin/control.js'
 import { checkSocket, openControlPlace, type ControlPlace } from './control-place.js'
 
 /** Bytes of a request at most: a few thousand paths. */
@@ -19,23 +20,6 @@ export const CONTROL_TIMEOUT_MS = 120_000
 export const REQUEST_DEADLINE_MS = 5_000
 /** Connections at once; past it the oldest still waiting for its request is closed for the newcomer. */
 export const MAX_CONTROL_CONNECTIONS = 64
-
-export type ControlOp = 'pin' | 'unpin' | 'free'
-
-export interface ControlRequest {
-  op: ControlOp
-  /** Absolute paths on the mount. */
-  paths: string[]
-}
-
-export interface ControlResult {
-  path: string
-  ok: boolean
-  /** What happened, for the user: one line. */
-  message: string
-  /** errno's name when it failed (ENOSPC, ENOENT, EINVAL...). */
-  code?: string
-}
 
 /** Whether a mount answers on the socket already (another mount of the same data folder). */
 function answers(file: string): Promise<boolean> {

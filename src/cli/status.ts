@@ -1,8 +1,8 @@
 // `transferfs status [--json] [--once]`: what the running mount is sending and keeping
-// offline (pins: src/keep), how far, what failed and why, and the disk cache's use. The mount keeps its status in the data folder (status.json, rewritten
+// offline (pins: src/pin), how far, what failed and why, and the disk cache's use. The mount keeps its status in the data folder (status.json, rewritten
 // within a second of a change, src/status/status-file.ts); this command reads that file, so
 // it needs no connection to the mount process. On a terminal it shows live progress bars
-// (bytes, rate, ETA, state, last error per entry) until nothing is queued, sending or being kept, or
+// (bytes, rate, ETA, state, last error per entry) until nothing is queued, sending or being fetched for a pin, or
 // Ctrl-C; `--once` or a pipe prints the `.status` text once; `--json` the status as JSON.
 import cliProgress from 'cli-progress'
 import type { Command } from 'commander'
@@ -12,7 +12,7 @@ import { writeJson } from './output/json.js'
 import { isLive, readStatusFile, STATUS_WRITE_INTERVAL_MS, type StatusFileContent } from '../status/status-file.js'
 import { formatBytes } from '../base/format-bytes.js'
 import { plainText } from '../base/shown-text.js'
-import type { KeepStatusEntry } from '../keep/status.js'
+import type { PinStatusEntry } from '../pin/status.js'
 import { renderStatusText, serviceLine, type SendStatusEntry } from '../status/mount-status.js'
 
 interface StatusOptions extends Record<string, unknown> {
@@ -27,11 +27,11 @@ function headline(s: StatusFileContent | null): string | null {
   return null
 }
 
-/** What one bar shows: a send, or a pin being kept (its name then starts with "keep "). */
+/** What one bar shows: a send, or a pin (its name then starts with "pin "). */
 type BarEntry = Pick<SendStatusEntry, 'name' | 'bytesSent' | 'bytesTotal' | 'rate' | 'eta' | 'note' | 'lastError'> & { state: string }
 
-function keepBar(k: KeepStatusEntry): BarEntry {
-  return { name: `keep ${k.name}`, state: k.state, bytesSent: k.bytesCached, bytesTotal: k.bytesTotal, rate: k.rate, eta: k.eta, note: k.note, lastError: null }
+function pinBar(k: PinStatusEntry): BarEntry {
+  return { name: `pin ${k.name}`, state: k.state, bytesSent: k.bytesCached, bytesTotal: k.bytesTotal, rate: k.rate, eta: k.eta, note: k.note, lastError: null }
 }
 
 /** A bar's fields; the name, the note and the error as plain text, so a bar stays one line. */
@@ -66,7 +66,7 @@ async function watch(dataDir: string): Promise<void> {
     while (!stop) {
       const s = await readStatusFile(dataDir)
       const live = s !== null && isLive(s)
-      for (const e of [...(s?.entries ?? []), ...(s?.keep?.entries ?? []).map(keepBar)]) {
+      for (const e of [...(s?.entries ?? []), ...(s?.pins?.entries ?? []).map(pinBar)]) {
         let bar = bars.get(e.name)
         if (!bar) {
           bar = multi.create(Math.max(1, e.bytesTotal), e.bytesSent, barLabel(e))
@@ -76,7 +76,7 @@ async function watch(dataDir: string): Promise<void> {
         bar.update(e.bytesSent, barLabel(e))
       }
       const busy = (s?.entries ?? []).some((e) => e.state === 'sending' || e.state === 'queued' || e.state === 'settling') ||
-        (s?.keep?.entries ?? []).some((k) => k.state === 'fetching' || k.state === 'waiting')
+        (s?.pins?.entries ?? []).some((k) => k.state === 'fetching' || k.state === 'waiting')
       if (!live || !busy) break
       await new Promise((r) => setTimeout(r, STATUS_WRITE_INTERVAL_MS))
     }
@@ -108,9 +108,9 @@ export function register(program: Command): void {
     }
     const service = serviceLine(s.service)
     if (service) process.stdout.write(plainText(service) + '\n')
-    if (s.keep) {
-      const { keptBytes, otherBytes, budgetBytes } = s.keep.cache
-      process.stdout.write(`cache: ${formatBytes(keptBytes)} pinned, ${formatBytes(otherBytes)} other, budget ${formatBytes(budgetBytes)}\n`)
+    if (s.pins) {
+      const { pinnedBytes, otherBytes, budgetBytes } = s.pins.cache
+      process.stdout.write(`cache: ${formatBytes(pinnedBytes)} pinned, ${formatBytes(otherBytes)} other, budget ${formatBytes(budgetBytes)}\n`)
     }
     await watch(folders.data)
   })

@@ -19,7 +19,7 @@ export const FUSE_LIBRARIES: readonly FuseLibrary[] = ['auto', 'libfuse3', 'libf
  * The kernel readahead (KiB) a root mount gets when readAheadKb is -1, its default, by the
  * FUSE library it mounts with. Reads of the kernel's readahead are taken in any order, so a
  * cold read fetches each byte once at any readahead, and none was faster than another here
- * (performance.md, "The kernel's readahead out of order"). What it changes is how many
+ * (performance.md, "Readahead and read windows"). What it changes is how many
  * requests wait at once, which hides a slow answer where reads are not prefetched yet
  * (design.md, "Reads"), and what the reader and the mount pay. On libfuse 3 (1 MiB requests)
  * `cat` paid 0.28 CPU-s per GiB at each. On libfuse 2 (128 KiB requests) a cold `cat` at

@@ -7,7 +7,7 @@ import type { Logger } from '../base/log.js'
 import type { SentRecord } from '../send/ports.js'
 import type { Arrival } from '../vfs/inbox-news.js'
 import type { FilesListed } from '../vfs/listed.js'
-import { desktopNotifier, keptNotification, notifyArrivals, sentNotification, silentNotifier, type Notifier, type SizeFormat } from './notify.js'
+import { desktopNotifier, pinnedNotification, notifyArrivals, sentNotification, silentNotifier, type Notifier, type SizeFormat } from './notify.js'
 import { Previews } from './previews.js'
 import { ThumbnailCache } from './thumbnail-cache.js'
 
@@ -28,7 +28,7 @@ export interface MountDesktop {
   onArrivals(arrivals: Arrival[]): void
   onSent(record: SentRecord): void
   /** A pin is complete on disk; `label` is its path from the mount's root. */
-  onKept(label: string): void
+  onPinned(label: string): void
   stop(): Promise<void>
 }
 
@@ -50,8 +50,8 @@ export function openDesktop(cfg: DesktopConfig): MountDesktop {
       const folder = cfg.sentFolderOf(record.transferid)
       notifier.notify(sentNotification(record.subject, record.url, folder && `${cfg.mountDir}/sent/${folder}`))
     },
-    onKept(label) {
-      notifier.notify(keptNotification(label, `${cfg.mountDir}/${label}`))
+    onPinned(label) {
+      notifier.notify(pinnedNotification(label, `${cfg.mountDir}/${label}`))
     },
     async stop() {
       await previews?.stop()

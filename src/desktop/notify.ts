@@ -49,7 +49,7 @@ export function sentNotification(subject: string, url: string, folderPath: strin
 }
 
 /** A pin's files are all on this machine: where it is on the mount. */
-export function keptNotification(label: string, folderPath: string): Notification {
+export function pinnedNotification(label: string, folderPath: string): Notification {
   return { summary: `Kept on this computer: ${label.slice(label.lastIndexOf('/') + 1) || label}`, lines: [folderPath, 'readable offline'] }
 }
 

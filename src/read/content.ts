@@ -1,8 +1,8 @@
 // The read path as the filesystem core sees it: FileContent. It holds what all open files
 // share: the memory and disk caches, the fetcher and the block buffers, the memory budget's
 // split among them (budget.ts), and the disk loads under way. Each open file's reads go
-// through a Handle (handle.ts), which says where a read's bytes come from. Keeping files
-// offline (CacheKeeping) is keep-fetch.ts's, over the same caches and fetcher.
+// through a Handle (handle.ts), which says where a read's bytes come from. Pinning files
+// offline (CachePinning) is pin-fetch.ts's, over the same caches and fetcher.
 import { DiskBlockCache } from './disk-cache.js'
 import { BlockFetcher, type Fetch, type FetchStats } from './fetcher.js'
 import { blockCacheBytes, consumedBlockBytes } from './budget.js'
@@ -14,17 +14,17 @@ import { sumMemoryError } from './block-sum.js'
 import { BlockPool } from './disk-stream.js'
 import { Handle, type OpenFile } from './handle.js'
 import { MemoryBlockCache, blockKey, type Block } from './memory-cache.js'
-import { DiskKeeping, type KeepingHost } from './keep-fetch.js'
+import { DiskPinning, type PinningHost } from './pin-fetch.js'
 import { resolveReadOptions, type ReadOptions } from './options.js'
-import type { CacheKeeping, ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
+import type { CachePinning, ContentHandle, FileContent, RangeSource, RemoteFile } from './source.js'
 
 /** What the mount gives the read path besides its options. */
 export interface ReadPathContext {
-  /** Bytes the disk cache may still take from its disk (free space less the user's margin): keeping files checks it. */
+  /** Bytes the disk cache may still take from its disk (free space less the user's margin): pinning files checks it. */
   freeSpace?: () => Promise<number>
 }
 
-export class ReadPath implements FileContent, OpenFile, CacheKeeping, KeepingHost {
+export class ReadPath implements FileContent, OpenFile, CachePinning, PinningHost {
   readonly options: ReadOptions
   readonly memory: MemoryBlockCache
   readonly fetcher: BlockFetcher
@@ -41,7 +41,7 @@ export class ReadPath implements FileContent, OpenFile, CacheKeeping, KeepingHos
   readonly buffers: BlockBuffers
   /** Writes handed to the disk cache and not over yet, by block key. */
   private readonly diskWrites = new Map<string, Promise<void>>()
-  private readonly keeping: DiskKeeping
+  private readonly pinning: DiskPinning
 
   private constructor(
     readonly source: RangeSource,
@@ -60,7 +60,7 @@ export class ReadPath implements FileContent, OpenFile, CacheKeeping, KeepingHos
       this.memory.set(blockKey(file.cacheKey, block), data)
       void this.storeOnDisk(file, block, data)
     }, this.buffers, log ? troubleLog(log, options.deadlineMs) : {})
-    this.keeping = new DiskKeeping(this, context.freeSpace)
+    this.pinning = new DiskPinning(this, context.freeSpace)
   }
 
   /** Hands a verified block to the disk cache; the write, settled once on disk or given up. */
@@ -131,35 +131,35 @@ export class ReadPath implements FileContent, OpenFile, CacheKeeping, KeepingHos
   }
 
   cachedBytes(file: RemoteFile): number {
-    return this.keeping.cachedBytes(file)
+    return this.pinning.cachedBytes(file)
   }
 
-  isKept(file: RemoteFile): boolean {
-    return this.keeping.isKept(file)
+  isPinned(file: RemoteFile): boolean {
+    return this.pinning.isPinned(file)
   }
 
-  keep(files: readonly RemoteFile[]): Promise<void> {
-    return this.keeping.keep(files)
+  pin(files: readonly RemoteFile[]): Promise<void> {
+    return this.pinning.pin(files)
   }
 
-  unkeep(files: readonly RemoteFile[]): Promise<void> {
-    return this.keeping.unkeep(files)
+  unpin(files: readonly RemoteFile[]): Promise<void> {
+    return this.pinning.unpin(files)
   }
 
-  keepOnly(files: readonly RemoteFile[]): Promise<void> {
-    return this.keeping.keepOnly(files)
+  pinOnly(files: readonly RemoteFile[]): Promise<void> {
+    return this.pinning.pinOnly(files)
   }
 
   fetchAll(file: RemoteFile, options: { signal: AbortSignal; onProgress?: (bytesOnDisk: number) => void }): Promise<void> {
-    return this.keeping.fetchAll(file, options)
+    return this.pinning.fetchAll(file, options)
   }
 
   free(file: RemoteFile): Promise<number> {
-    return this.keeping.free(file)
+    return this.pinning.free(file)
   }
 
-  cacheUse(): { keptBytes: number; otherBytes: number; budgetBytes: number } {
-    return this.keeping.cacheUse()
+  cacheUse(): { pinnedBytes: number; otherBytes: number; budgetBytes: number } {
+    return this.pinning.cacheUse()
   }
 
   /** In the memory or disk cache: readable without the service. */

@@ -17,9 +17,9 @@
 // of every byte received, since the service hashes pieces, not blocks; the check runs at
 // several times CRC-32's speed. The index lives in memory and is rebuilt from the segments' record
 // headers at start. Eviction goes by whole segments, least recently used first, recency
-// carried across mounts by the segments' mtimes. Segments of files kept offline are never
+// carried across mounts by the segments' mtimes. Segments of pinned files (kept offline) are never
 // evicted, and the room set aside for them comes out of what the others may take
-// (kept-files.ts). Disk I/O is all async.
+// (pinned-files.ts). Disk I/O is all async.
 import { createHash } from 'node:crypto'
 import { mkdir, open, rm, unlink, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -27,7 +27,7 @@ import PQueue from 'p-queue'
 import { blockSumIs } from './block-sum.js'
 import { bytesLength } from './bytes.js'
 import { findSegments, recordBytes } from './cache-records.js'
-import { KeptFiles } from './kept-files.js'
+import { PinnedFiles } from './pinned-files.js'
 import type { Block } from './memory-cache.js'
 import { RecordIO } from './record-io.js'
 
@@ -120,13 +120,13 @@ export class DiskBlockCache {
   private constructor(
     private readonly root: string,
     readonly maxBytes: number,
-    /** Files kept offline, and each file's bytes here. */
-    readonly kept: KeptFiles,
+    /** Pinned files, and each file's bytes here. */
+    readonly pinned: PinnedFiles,
   ) {}
 
-  /** Opens the cache in `dir`, rebuilding the index from what is there (the kept files' list first: the rebuild evicts). */
+  /** Opens the cache in `dir`, rebuilding the index from what is there (the pinned files' list first: the rebuild evicts). */
   static async open(dir: string, maxBytes: number): Promise<DiskBlockCache> {
-    const cache = new DiskBlockCache(join(dir, 'blocks-v5'), maxBytes, await KeptFiles.load(dir))
+    const cache = new DiskBlockCache(join(dir, 'blocks-v5'), maxBytes, await PinnedFiles.load(dir))
     // Blocks of earlier layouts (a file per block) are never read again. Removed in the
     // background: 10 GiB of them is ten thousand files, seconds the mount need not wait for.
     cache.oldLayouts = Promise.all(['blocks-v1', 'blocks-v2', 'blocks-v3', 'blocks-v4'].map((old) => rm(join(dir, old), { recursive: true, force: true })))
@@ -156,7 +156,7 @@ export class DiskBlockCache {
     await Promise.all(this.evict(0))
   }
 
-  /** The file's id here, a hash of its cache key (kept-files.ts knows files by it). */
+  /** The file's id here, a hash of its cache key (pinned-files.ts knows files by it). */
   fileId(cacheKey: string): string {
     let id = this.fileIds.get(cacheKey)
     if (id === undefined) {
@@ -260,12 +260,12 @@ export class DiskBlockCache {
     const items = this.waiting.get(segKey)!
     this.waiting.delete(segKey)
     let total = items.reduce((n, i) => n + i.size, 0)
-    // A kept file's blocks have their room set aside: only other files' segments make way.
-    const keptFile = this.kept.has(fileId)
-    const unlinks = keptFile ? this.evict(0, total) : this.evict(total)
+    // A pinned file's blocks have their room set aside: only other files' segments make way.
+    const pinnedFile = this.pinned.has(fileId)
+    const unlinks = pinnedFile ? this.evict(0, total) : this.evict(total)
     // What does not fit the budget is left out, from the last.
     const admitted = [...items]
-    if (!keptFile) while (admitted.length > 0 && total > this.kept.otherRoom(this.maxBytes, this.indexedBytes)) total -= admitted.pop()!.size
+    if (!pinnedFile) while (admitted.length > 0 && total > this.pinned.otherRoom(this.maxBytes, this.indexedBytes)) total -= admitted.pop()!.size
     let segment = this.segments.get(segKey)
     if (admitted.length === 0 || segment?.broken) return this.settle(items)
     if (!segment) {
@@ -320,18 +320,18 @@ export class DiskBlockCache {
     }
   }
 
-  /** Removes least recently used segments of files not kept, unheld, until `incoming` more bytes of others fit (`keptIncoming` of kept files); the unlinks to await. */
-  evict(incoming = 0, keptIncoming = 0): Promise<void>[] {
+  /** Removes least recently used segments of files not pinned, unheld, until `incoming` more bytes of others fit (`pinnedIncoming` of pinned files); the unlinks to await. */
+  evict(incoming = 0, pinnedIncoming = 0): Promise<void>[] {
     const unlinks: Promise<void>[] = []
     for (const segment of this.segments.values()) {
-      if (this.kept.otherRoom(this.maxBytes, this.indexedBytes, keptIncoming) >= incoming) break
-      if (segment.pins > 0 || this.kept.has(segment.file)) continue
+      if (this.pinned.otherRoom(this.maxBytes, this.indexedBytes, pinnedIncoming) >= incoming) break
+      if (segment.pins > 0 || this.pinned.has(segment.file)) continue
       unlinks.push(this.drop(segment))
     }
     return unlinks
   }
 
-  /** Removes the file's segments (kept or not: the caller decides) but those a load or write holds; the unlinks to await, and whether any was held. */
+  /** Removes the file's segments (pinned or not: the caller decides) but those a load or write holds; the unlinks to await, and whether any was held. */
   dropFile(cacheKey: string): { unlinks: Promise<void>[]; held: boolean } {
     const id = this.fileId(cacheKey)
     const mine = [...this.segments.values()].filter((s) => s.file === id)
@@ -341,20 +341,20 @@ export class DiskBlockCache {
   private grow(segment: Segment, n: number): void {
     segment.size += n
     this.indexedBytes += n
-    this.kept.addStored(segment.file, n)
+    this.pinned.addStored(segment.file, n)
   }
 
   private setRecord(key: string, record: BlockRecord): void {
     this.deleteRecord(key)
     this.records.set(key, record)
-    this.kept.addVerified(record.segment.file, record.length)
+    this.pinned.addVerified(record.segment.file, record.length)
   }
 
   private deleteRecord(key: string): void {
     const record = this.records.get(key)
     if (!record) return
     this.records.delete(key)
-    this.kept.addVerified(record.segment.file, -record.length)
+    this.pinned.addVerified(record.segment.file, -record.length)
   }
 
   private drop(segment: Segment): Promise<void> {
@@ -362,7 +362,7 @@ export class DiskBlockCache {
     if (this.segments.get(segment.key) === segment) {
       this.segments.delete(segment.key)
       this.indexedBytes -= segment.size
-      this.kept.addStored(segment.file, -segment.size)
+      this.pinned.addStored(segment.file, -segment.size)
       for (const key of segment.blocks) if (this.records.get(key)?.segment === segment) this.deleteRecord(key)
       segment.blocks.clear()
     }

@@ -28,7 +28,7 @@ import type { RangeSource, RemoteFile } from './source.js'
 /** Priorities in the shared queue: a read someone waits for goes before a prefetch. */
 export const DEMAND = 1
 export const PREFETCH = 0
-/** Keeping files offline: below every reader's fetch, so an open file's reads go first. */
+/** Pinned files' background fetches: below every reader's fetch, so an open file's reads go first. */
 export const BACKGROUND = -1
 
 type Settings = Pick<

@@ -98,31 +98,31 @@ export interface CachedShare {
   size: number
 }
 
-/** What keeping files offline asks of the read path. */
-export interface CacheKeeping {
+/** What pinning files (keeping them offline) asks of the read path. */
+export interface CachePinning {
   /** Bytes of the file's verified blocks in the disk cache now (memory-only blocks do not count: they do not survive). */
   cachedBytes(file: RemoteFile): number
-  /** True while the file is kept. */
-  isKept(file: RemoteFile): boolean
+  /** True while the file is pinned. */
+  isPinned(file: RemoteFile): boolean
   /**
-   * Keeps the files: their blocks are never evicted, from now on and across mounts (the kept
+   * Pins the files: their blocks are never evicted, from now on and across mounts (the pinned
    * list is saved in the cache folder), and their whole size is set aside in the budget,
-   * fetched or not. All or none: when they do not all fit in diskCacheBytes less what is kept
-   * already, or in the disk's free space (less the margin the mount gives) plus the unkept
-   * cached bytes that could be evicted, throws NoRoomError and keeps none. Files kept already
+   * fetched or not. All or none: when they do not all fit in diskCacheBytes less what is pinned
+   * already, or in the disk's free space (less the margin the mount gives) plus the unpinned
+   * cached bytes that could be evicted, throws NoRoomError and pins none. Files pinned already
    * cost nothing more.
    */
-  keep(files: readonly RemoteFile[]): Promise<void>
-  /** Kept no more: their cached blocks become ordinary cached blocks (evicted least recently used first). */
-  unkeep(files: readonly RemoteFile[]): Promise<void>
+  pin(files: readonly RemoteFile[]): Promise<void>
+  /** Pinned no more: their cached blocks become ordinary cached blocks (evicted least recently used first). */
+  unpin(files: readonly RemoteFile[]): Promise<void>
   /**
-   * Keeps none but these (of those kept already): the kept list saved in the cache folder may
+   * Pins none but these (of those pinned already): the pinned list saved in the cache folder may
    * name files no pin covers any more (pins removed while unmounted), whose room would
    * otherwise stay set aside for good.
    */
-  keepOnly(files: readonly RemoteFile[]): Promise<void>
+  pinOnly(files: readonly RemoteFile[]): Promise<void>
   /**
-   * Fetches every block of a kept file that is not in the disk cache, verified through the
+   * Fetches every block of a pinned file that is not in the disk cache, verified through the
    * same fetcher, hashes and caches as reads (a block in flight for a reader is joined, never
    * fetched twice), below every read: it waits while any reader's fetch (demand or prefetch)
    * is in flight or started in the last moment, and fetches in small runs (a few MiB) at
@@ -137,8 +137,8 @@ export interface CacheKeeping {
    * onProgress gets the file's bytes on disk after each run.
    */
   fetchAll(file: RemoteFile, options: { signal: AbortSignal; onProgress?: (bytesOnDisk: number) => void }): Promise<void>
-  /** Drops the cached blocks of a file that is not kept, from memory and disk; the bytes freed (0 for a kept file). */
+  /** Drops the cached blocks of a file that is not pinned, from memory and disk; the bytes freed (0 for a pinned file). */
   free(file: RemoteFile): Promise<number>
-  /** The disk cache: bytes set aside for kept files (their whole size), other cached bytes, and the budget (diskCacheBytes). */
-  cacheUse(): { keptBytes: number; otherBytes: number; budgetBytes: number }
+  /** The disk cache: bytes set aside for pinned files (their whole size), other cached bytes, and the budget (diskCacheBytes). */
+  cacheUse(): { pinnedBytes: number; otherBytes: number; budgetBytes: number }
 }

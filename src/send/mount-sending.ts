@@ -11,7 +11,7 @@ import type { SendOptions } from './options.js'
 import type { SentLog, SentRecord } from './ports.js'
 import { FileSentLog } from './sent-log.js'
 import { ExistingTransferSender, ServiceSender } from './service-sender.js'
-import type { KeepStatus } from '../keep/status.js'
+import type { PinStatus } from '../pin/status.js'
 import { renderStatusText, type MountStatus, type ServiceHealth } from '../status/mount-status.js'
 import { StatusFiles } from '../status/status-file.js'
 
@@ -36,8 +36,8 @@ export interface SendingConfig {
   statusIntervalMs?: number
   /** How reads fare against the service, shown at the top of the status. */
   health?: () => ServiceHealth
-  /** What is kept offline, shown after the sends. */
-  keeping?: () => KeepStatus
+  /** What is pinned (kept offline), shown after the sends. */
+  pinStatus?: () => PinStatus
 }
 
 export interface MountSending extends SendingParts {
@@ -116,8 +116,8 @@ export async function openSending(cfg: SendingConfig): Promise<MountSending> {
     const a = outboxFs.status()
     const b = additionsFs.status()
     const entries = [...a.entries, ...b.entries.map((e) => ({ ...e, name: ADDITION_PREFIX + e.name }))]
-    const keep = cfg.keeping?.()
-    return { at: a.at, entries, ...(cfg.health ? { service: cfg.health() } : {}), ...(keep ? { keep } : {}) }
+    const pins = cfg.pinStatus?.()
+    return { at: a.at, entries, ...(cfg.health ? { service: cfg.health() } : {}), ...(pins ? { pins } : {}) }
   }
   const files = new StatusFiles(cfg.dataDir, status, cfg.statusIntervalMs)
   await files.start()

@@ -1,12 +1,12 @@
 // The mount's status: a snapshot for `.status` (text) and `transferfs status` (JSON, through
 // status.json), with a section for each part of the mount: the sends (filled by send/status.ts),
-// the pins and the cache's use (keep/status.ts, the keeper's own answer), and the service's
+// the pins and the cache's use (pin/status.ts, the pinner's own answer), and the service's
 // health (cli/compose.ts). This module is the snapshot's shape and its renderings; it sits
-// below send/, which fills and writes it, and above keep/, whose section it carries. Never
+// below send/, which fills and writes it, and above pin/, whose section it carries. Never
 // holds a secret (no keys, no password).
 import { formatBytes } from '../base/format-bytes.js'
 import { plainText } from '../base/shown-text.js'
-import type { KeepStatus } from '../keep/status.js'
+import type { PinStatus } from '../pin/status.js'
 
 export type SendState = 'queued' | 'settling' | 'waiting' | 'sending' | 'done' | 'failed'
 
@@ -52,8 +52,8 @@ export interface SendStatus {
 export interface MountStatus extends SendStatus {
   /** Absent where nothing reads (a status written by the sender alone). */
   service?: ServiceHealth
-  /** Absent where nothing is pinned and no keeper runs. */
-  keep?: KeepStatus
+  /** Absent where nothing is pinned and no pinner runs. Earlier versions wrote it as `keep` (status-file.ts reads that too). */
+  pins?: PinStatus
 }
 
 /** The mount's one line about the service, or null when all is well. */
@@ -79,7 +79,7 @@ export function renderStatusText(status: MountStatus): string {
   const service = serviceLine(status.service)
   const lines = service ? [service] : []
   lines.push(...sendLines(status.entries))
-  if (status.keep) lines.push(...keepLines(status.keep))
+  if (status.pins) lines.push(...pinLines(status.pins))
   return lines.map(plainText).join('\n') + '\n'
 }
 
@@ -105,12 +105,12 @@ function sendLines(entries: readonly SendStatusEntry[]): string[] {
   return lines
 }
 
-/** The kept-offline block: the cache's use, then one line per pin. */
-function keepLines(keep: KeepStatus): string[] {
-  const { keptBytes, otherBytes, budgetBytes } = keep.cache
-  const lines = [`kept offline: ${keep.entries.length} pin${keep.entries.length === 1 ? '' : 's'}; cache: ${formatBytes(keptBytes)} pinned, ${formatBytes(otherBytes)} other, budget ${formatBytes(budgetBytes)}`]
-  for (const n of keep.notices ?? []) lines.push(`pins: ${n}`)
-  for (const e of keep.entries) {
+/** The pins' block: the cache's use, then one line per pin. */
+function pinLines(pins: PinStatus): string[] {
+  const { pinnedBytes, otherBytes, budgetBytes } = pins.cache
+  const lines = [`kept offline: ${pins.entries.length} pin${pins.entries.length === 1 ? '' : 's'}; cache: ${formatBytes(pinnedBytes)} pinned, ${formatBytes(otherBytes)} other, budget ${formatBytes(budgetBytes)}`]
+  for (const n of pins.notices ?? []) lines.push(`pins: ${n}`)
+  for (const e of pins.entries) {
     let line = `${e.state.padEnd(8)} ${e.name}  ${formatBytes(e.bytesCached)} / ${formatBytes(e.bytesTotal)}, ${e.files} file${e.files === 1 ? '' : 's'}`
     if (e.rate !== null) line += `  ${formatBytes(Math.round(e.rate))}/s`
     if (e.eta !== null) line += `  ETA ${formatDuration(e.eta)}`

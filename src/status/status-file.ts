@@ -1,6 +1,8 @@
 // The mount's status on disk, for what cannot ask the mount process directly: `transferfs
 // status` reads status.json. It is replaced atomically (temp + rename) when the status
 // changed, checked every `intervalMs`, and once more when stopped (with `running: false`).
+// It is read as any version wrote it: a mount started by an earlier version may still be
+// running after an upgrade (fromEarlierVersions).
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomically } from '../base/durable-file.js'
@@ -73,11 +75,42 @@ export class StatusFiles {
 /** status.json as a reader finds it, or null when no mount ever wrote one. */
 export async function readStatusFile(dir: string): Promise<StatusFileContent | null> {
   try {
-    return ((await readStateFile(path.join(dir, STATUS_JSON_FILE))) ?? null) as StatusFileContent | null
+    return (fromEarlierVersions((await readStateFile(path.join(dir, STATUS_JSON_FILE))) ?? null)) as StatusFileContent | null
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw err
   }
+}
+
+/**
+ * status.json in this version's shape, whichever version wrote it. Versions before the pins'
+ * section was named for the feature's one word wrote it as `keep`, its cache's pinned bytes
+ * as `keptBytes` and a pin that is all on disk as state `kept`; those read as `pins`,
+ * `pinnedBytes` and `pinned`, so `transferfs status` (and its --json) says one word even of
+ * a mount an upgrade left running. Anything else passes as it is.
+ */
+export function fromEarlierVersions(raw: unknown): unknown {
+  if (!isRecord(raw) || !('keep' in raw) || 'pins' in raw) return raw
+  return renamed(raw, 'keep', 'pins', earlierPins(raw.keep))
+}
+
+/** An earlier version's pins section (`keep`) as this version's. */
+function earlierPins(keep: unknown): unknown {
+  if (!isRecord(keep)) return keep
+  let pins: Record<string, unknown> = keep
+  const { cache, entries } = keep
+  if (isRecord(cache) && 'keptBytes' in cache && !('pinnedBytes' in cache)) pins = { ...pins, cache: renamed(cache, 'keptBytes', 'pinnedBytes', cache.keptBytes) }
+  if (Array.isArray(entries)) pins = { ...pins, entries: entries.map((e: unknown) => (isRecord(e) && e.state === 'kept' ? { ...e, state: 'pinned' } : e)) }
+  return pins
+}
+
+/** `o` with its key `from` named `to` (holding `value`), in the same place among the others. */
+function renamed(o: Record<string, unknown>, from: string, to: string, value: unknown): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => (k === from ? [to, value] : [k, v])))
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
 /** True when the file was written by a mount that is still running. */

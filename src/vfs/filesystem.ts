@@ -10,7 +10,7 @@ import type { NodeAttr, StatFs } from './core.js'
 import type { FilesListed } from './listed.js'
 import { ArrivalWatch, DEFAULT_ARRIVAL_OPTIONS, type ArrivalOptions } from './arrivals.js'
 import type { Arrival } from './inbox-news.js'
-import type { Keeping, KeptTransfers } from './keeping.js'
+import type { Pinning, PinnedTransfers } from './pinning.js'
 import { MetadataStore } from './metadata.js'
 import { NAME_MAX_BYTES } from './names.js'
 import { systemClock, type Clock } from '../base/clock.js'
@@ -45,8 +45,8 @@ export interface TransferFileSystemOptions {
   arrivals?: { onArrivals: (arrivals: Arrival[]) => void; options?: Partial<ArrivalOptions> }
   /** Told what no file operation can answer (search words the service refused, a transfer of unusually many files). */
   log?: Logger
-  /** The transfers kept on this machine (keeping.ts): known before anything is listed, so a mount started offline lists them. */
-  kept?: KeptTransfers
+  /** The transfers pinned on this machine (pinning.ts): known before anything is listed, so a mount started offline lists them. */
+  pinned?: PinnedTransfers
 }
 
 export class TransferFileSystem extends AreaRouter {
@@ -63,7 +63,7 @@ export class TransferFileSystem extends AreaRouter {
     this.clock = options.clock ?? systemClock
     this.status = options.status ?? idleStatus
     this.store = new MetadataStore(options.catalog, settings, this.clock, options.log)
-    if (options.kept) this.store.kept = options.kept
+    if (options.pinned) this.store.pinned = options.pinned
     this.view = new TransferView(this.store, options.content, settings, new Date(this.clock.now()), options.onFilesListed)
     if (options.arrivals) {
       this.store.inboxNews.listener = options.arrivals.onArrivals
@@ -81,9 +81,9 @@ export class TransferFileSystem extends AreaRouter {
     this.areas = this.areasWith(parts)
   }
 
-  /** Wires the keeper of pins in: the pin and state attributes, and what pinning a path keeps (keepTargetAt). */
-  attachKeeping(keeping: Keeping): void {
-    this.view.keeping = keeping
+  /** Wires the pinner in: the pin and state attributes, and what pinning a path keeps (pinTargetAt). */
+  attachPinning(pinning: Pinning): void {
+    this.view.pinning = pinning
   }
 
   private areasWith(sending: SendingParts | null): Map<string, Area> {

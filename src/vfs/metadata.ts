@@ -7,7 +7,7 @@
 // What is shown (by default the inbox leaves expired transfers out: docs/design.md, Inbox):
 // - inbox/ and sent/ list only complete transfers that have not expired. An expired
 //   transfer's downloads answer 404, so listing it would show files that cannot be read
-//   (but for one kept on this machine: `kept`);
+//   (but for one pinned on this machine: `pinned`);
 //   cancelled and deleted transfers leave the inbox; unfinished ones are still uploading.
 // - by-id/<id or trackid> opens any transfer the caller can see, expired, cancelled or
 //   deleted included: those show only their `.transfer.json` (which says why).
@@ -17,7 +17,7 @@ import type { Transfer } from '../api/types.js'
 import type { Account, TransferCatalog } from './catalog.js'
 import { buildListing, type FolderListing, type TransferEntry, type TransferRef } from './folder-listing.js'
 import { InboxNews } from './inbox-news.js'
-import { NONE_KEPT, type KeptTransfers } from './keeping.js'
+import { NONE_PINNED, type PinnedTransfers } from './pinning.js'
 import { Refreshing, type RefreshPolicy } from './refreshing.js'
 import { InboxSearches } from './searches.js'
 import type { Clock } from '../base/clock.js'
@@ -51,11 +51,11 @@ function sentReadersOf(readers: Record<string, number>): SentReaders {
 }
 
 /**
- * Complete and not expired; or expired but kept on this machine (`kept`): a pinned transfer
+ * Complete and not expired; or expired but pinned on this machine (`pinned`): a pinned transfer
  * stays readable from the cache until it is unpinned (docs/behaviour.md, Keeping offline).
  */
-export function isReadable(transfer: Transfer, kept: KeptTransfers = NONE_KEPT): boolean {
-  return transfer.status === 'STATUS_COMPLETE' && (!transfer.isexpired || kept.has(transfer.id))
+export function isReadable(transfer: Transfer, pinned: PinnedTransfers = NONE_PINNED): boolean {
+  return transfer.status === 'STATUS_COMPLETE' && (!transfer.isexpired || pinned.has(transfer.id))
 }
 
 export class MetadataStore {
@@ -74,12 +74,12 @@ export class MetadataStore {
   /** What is new in each inbox listing (its listener is told of arrivals). */
   readonly inboxNews = new InboxNews()
   /**
-   * The transfers kept on this machine (pinned): expired, they are still shown and read from
+   * The transfers pinned on this machine: expired, they are still shown and read from
    * the cache; while the service cannot be reached, they are what inbox/ and sent/ list and
-   * what their folders hold (a mount started offline shows what was kept).
+   * what their folders hold (a mount started offline shows what was pinned).
    */
-  kept: KeptTransfers = NONE_KEPT
-  private readonly readable = (transfer: Transfer): boolean => isReadable(transfer, this.kept)
+  pinned: PinnedTransfers = NONE_PINNED
+  private readonly readable = (transfer: Transfer): boolean => isReadable(transfer, this.pinned)
 
   constructor(private readonly catalog: TransferCatalog, settings: VfsSettings, clock: Clock, log: Logger = silentLogger) {
     this.policy = {
@@ -94,7 +94,7 @@ export class MetadataStore {
         this.lastRefreshError = error
       },
     }
-    this.details = new TransferDetails(catalog, this.policy, () => this.kept)
+    this.details = new TransferDetails(catalog, this.policy, () => this.pinned)
     this.trees = new TransferTrees(log)
     this.inboxListing = new Refreshing(() => this.loadInbox(), this.policy)
     this.sentListing = new Refreshing(() => this.loadSent(settings.detailsConcurrency), this.policy)
@@ -289,21 +289,21 @@ export class MetadataStore {
       inbox = await this.catalog.inbox()
     } catch (error) {
       // Not taken as the arrivals' starting point: what the service lists next is not all news.
-      return this.keptInstead(error, 'inbox')
+      return this.pinnedInstead(error, 'inbox')
     }
     // The pages describe the account too: `df` (and find, which asks statfs) need no call of their own.
     this.accountInfo.set(inbox.account)
-    return this.noted(this.inboxFolderOf([...inbox.transfers, ...(await this.keptBeyond(inbox.transfers))]))
+    return this.noted(this.inboxFolderOf([...inbox.transfers, ...(await this.pinnedBeyond(inbox.transfers))]))
   }
 
   /**
-   * The kept transfers the service's inbox no longer lists (it leaves expired ones out), with
+   * The pinned transfers the service's inbox no longer lists (it leaves expired ones out), with
    * their details as the service gives them now (they say it expired); the saved ones when it
    * cannot be reached. One that is gone (deleted) leaves. Few: only what was pinned and left.
    */
-  private async keptBeyond(listed: readonly Transfer[]): Promise<Transfer[]> {
+  private async pinnedBeyond(listed: readonly Transfer[]): Promise<Transfer[]> {
     const ids = new Set(listed.map((t) => t.id))
-    const found = await Promise.all(this.kept.listed('inbox').filter((t) => !ids.has(t.id)).map(async (t) => {
+    const found = await Promise.all(this.pinned.listed('inbox').filter((t) => !ids.has(t.id)).map(async (t) => {
       const details = await this.details.of(idRef(t.id)).get().catch((e: unknown): Details | null => (e instanceof NetworkError ? { state: 'found', transfer: t } : null))
       return details?.state === 'found' ? details.transfer : null
     }))
@@ -323,14 +323,14 @@ export class MetadataStore {
 
   /**
    * What a folder's listing that failed with `error` shows instead: while the service cannot be
-   * reached, the kept transfers of the folder (their details with them); else the error.
+   * reached, the pinned transfers of the folder (their details with them); else the error.
    */
-  private keptInstead(error: unknown, place: 'inbox' | 'sent'): FolderListing {
-    const kept = error instanceof NetworkError ? this.kept.listed(place) : []
-    if (kept.length === 0) throw error
+  private pinnedInstead(error: unknown, place: 'inbox' | 'sent'): FolderListing {
+    const pinned = error instanceof NetworkError ? this.pinned.listed(place) : []
+    if (pinned.length === 0) throw error
     this.lastRefreshError = error
-    for (const transfer of kept) this.details.of(idRef(transfer.id)).set({ state: 'found', transfer })
-    return buildListing(place, kept.filter(this.readable).map((summary) => ({ ref: idRef(summary.id), summary })))
+    for (const transfer of pinned) this.details.of(idRef(transfer.id)).set({ state: 'found', transfer })
+    return buildListing(place, pinned.filter(this.readable).map((summary) => ({ ref: idRef(summary.id), summary })))
   }
 
   private async loadSent(concurrency: number): Promise<FolderListing> {
@@ -338,7 +338,7 @@ export class MetadataStore {
     try {
       sent = await this.catalog.sentIds()
     } catch (error) {
-      return this.keptInstead(error, 'sent')
+      return this.pinnedInstead(error, 'sent')
     }
     for (const { id, password, readers } of sent) {
       if (password !== undefined) this.details.remember(idRef(id), password)

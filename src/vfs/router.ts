@@ -9,7 +9,7 @@ import type { LentAhead } from '../read/source.js'
 import { splitPath, type Area, type Names, type OpenNode } from './areas/area.js'
 import { FsError, type FileSystemCore, type NodeAttr, type OpenFlags, type StatFs } from './core.js'
 import { HandleTable } from './handles.js'
-import { WHAT_PINS, type KeepTarget } from './keeping.js'
+import { WHAT_PINS, type PinTarget } from './pinning.js'
 
 /** Where a path is: the root folder, a name at the top that is no area, or inside an area. */
 type Place =
@@ -114,11 +114,11 @@ export abstract class AreaRouter implements FileSystemCore {
     return area.removexattr(names, name)
   }
 
-  /** What pinning the node at `path` keeps (keeping.ts); EINVAL naming what can be pinned when it cannot be. */
-  async keepTargetAt(path: string): Promise<KeepTarget> {
+  /** What pinning the node at `path` keeps (pinning.ts); EINVAL naming what can be pinned when it cannot be. */
+  async pinTargetAt(path: string): Promise<PinTarget> {
     const p = this.place(path)
     if (p.at === 'unknown') throw new FsError('ENOENT')
-    const target = p.at === 'area' && p.area.keepTarget ? await p.area.keepTarget(p.names) : null
+    const target = p.at === 'area' && p.area.pinTarget ? await p.area.pinTarget(p.names) : null
     if (!target) {
       if (p.at === 'area') await p.area.getattr(p.names)
       throw new FsError('EINVAL', `${path} cannot be pinned: ${WHAT_PINS}`)

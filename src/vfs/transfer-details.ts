@@ -1,7 +1,7 @@
 // Each transfer's details, cached one entry a way of naming it (by id, or by a recipient's
 // trackid), with the passwords that open protected ones. A password given through
 // `.password` lives here, in memory only, for the life of the mount; one the service
-// stops taking locks the folder again. While the service cannot be reached, a kept
+// stops taking locks the folder again. While the service cannot be reached, a pinned
 // transfer's details are the ones saved with its pin.
 import { NetworkError, ServiceError } from '../api/errors.js'
 import { isServiceNotFound } from '../api/failure.js'
@@ -9,7 +9,7 @@ import type { Transfer } from '../api/types.js'
 import type { TransferCatalog } from './catalog.js'
 import { FsError } from './core.js'
 import type { TransferEntry, TransferRef } from './folder-listing.js'
-import type { KeptTransfers } from './keeping.js'
+import type { PinnedTransfers } from './pinning.js'
 import { Refreshing, type RefreshPolicy } from './refreshing.js'
 
 export type Details =
@@ -42,8 +42,8 @@ export class TransferDetails {
   private readonly cached = new Map<string, Refreshing<Details>>()
   private readonly passwords = new Map<string, string>()
 
-  /** `kept` is asked at each failure: the kept transfers are wired in after the store is made. */
-  constructor(private readonly catalog: TransferCatalog, private readonly policy: RefreshPolicy, private readonly kept: () => KeptTransfers) {}
+  /** `pinned` is asked at each failure: the pinned transfers are wired in after the store is made. */
+  constructor(private readonly catalog: TransferCatalog, private readonly policy: RefreshPolicy, private readonly pinned: () => PinnedTransfers) {}
 
   /** A transfer's details, loaded on first use and refreshed in the background once stale. */
   of(ref: TransferRef): Refreshing<Details> {
@@ -114,8 +114,8 @@ export class TransferDetails {
     try {
       return { state: 'found', transfer: await this.fetch(ref, password) }
     } catch (error) {
-      const kept = error instanceof NetworkError && ref.via === 'id' ? this.kept().details(ref.token) : undefined
-      if (kept) return { state: 'found', transfer: kept }
+      const pinned = error instanceof NetworkError && ref.via === 'id' ? this.pinned().details(ref.token) : undefined
+      if (pinned) return { state: 'found', transfer: pinned }
       if (needsPassword(error)) return { state: 'locked' }
       if (isWrongPassword(error)) {
         // The password changed (or was never right): lock again. Without one, the

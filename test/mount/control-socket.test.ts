@@ -17,7 +17,7 @@ import { unmountAll, waitFor } from '../support/mount.js'
 import { ensureNormalUser, normalUserSkipReason, removeUserFolders, runAs, userFolder, type NormalUser } from '../../scripts/support/normal-user.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, transferFolder, useAccount, type Account } from './harness.js'
-import { made, state, type Made } from './keeping.js'
+import { made, state, type Made } from './pinning.js'
 
 const MiB = 1024 * 1024
 const saved = { ...process.env }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run, unmountAll, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, transferFolder, useAccount, type Account } from './harness.js'
-import { keepEntries, keepEntriesWhen, made, state, type Made } from './keeping.js'
+import { pinEntries, pinEntriesWhen, made, state, type Made } from './pinning.js'
 
 let service: TestService
 let account: Account
@@ -32,7 +32,7 @@ beforeAll(async () => {
     const r = await cli(['pin', await transferFolder(account.mountDir, m.id)])
     if (r.code !== 0) throw new Error(`pin: ${r.stderr}`)
   }
-  await keepEntriesWhen((e) => e.length === 2 && e.every((x) => x.state === 'kept'), 60_000)
+  await pinEntriesWhen((e) => e.length === 2 && e.every((x) => x.state === 'pinned'), 60_000)
   const off = await cli(['unmount', account.mountDir])
   if (off.code !== 0) throw new Error(`unmount: ${off.stderr}`)
   await waitForExit(pid, 15_000)
@@ -52,7 +52,7 @@ async function mountOver(text: string): Promise<{ aside: string[]; status: strin
   try {
     const aside = (await readdir(dataDir())).filter((n) => n.startsWith('pins.json.damaged-'))
     const status = (await run('cat', [path.join(account.mountDir, '.status')])).stdout
-    const pinned = (await keepEntries()).map((e) => e.name).sort()
+    const pinned = (await pinEntries()).map((e) => e.name).sort()
     return { aside, status, pinned }
   } finally {
     await cli(['unmount', account.mountDir])

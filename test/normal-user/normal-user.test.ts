@@ -241,8 +241,8 @@ describe.skipIf(SKIP !== null)(`a normal user, through the real command line${SK
     expect(await waitFor(async () => (await state()) === 'pinned', 60_000, 250), `state: ${await state()}${await mountLog()}`).toBe(true)
     // status.json is rewritten within a second of a change.
     const pins = async (): Promise<string[] | undefined> =>
-      (JSON.parse((await transferfs(['status', '--json'])).stdout) as { keep?: { entries: Array<{ state: string }> } }).keep?.entries.map((e) => e.state)
-    expect(await waitFor(async () => JSON.stringify(await pins()) === '["kept"]', 10_000, 500), JSON.stringify(await pins())).toBe(true)
+      (JSON.parse((await transferfs(['status', '--json'])).stdout) as { pins?: { entries: Array<{ state: string }> } }).pins?.entries.map((e) => e.state)
+    expect(await waitFor(async () => JSON.stringify(await pins()) === '["pinned"]', 10_000, 500), JSON.stringify(await pins())).toBe(true)
     const unpin = await sh('setfattr -x user.transferfs.pin "$1"', [dir])
     expect(unpin.code, await explain('setfattr -x', unpin)).toBe(0)
     expect(await state()).toBe('cached')

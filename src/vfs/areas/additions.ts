@@ -3,7 +3,7 @@
 // folders are transfer ids) and shown over the transfer's files until they are added;
 // `sent/<folder>/.forward` is write-only (addresses, one per line, forwarded as written).
 import { constants as C } from 'node:fs'
-import type { KeepTarget } from '../keeping.js'
+import type { PinTarget } from '../pinning.js'
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import type { MetadataStore } from '../metadata.js'
 import { O_ACCMODE, spliced, splitPath, writeOnly, type Area, type Names, type OpenNode } from './area.js'
@@ -167,10 +167,10 @@ export class SentWithAdditions implements Area {
     return this.remote.removexattr(names, name)
   }
 
-  /** What pinning the node at `names` keeps (keeping.ts): only what the service has, not what is being added. */
-  async keepTarget(names: Names): Promise<KeepTarget | null> {
+  /** What pinning the node at `names` keeps (pinning.ts): only what the service has, not what is being added. */
+  async pinTarget(names: Names): Promise<PinTarget | null> {
     if (await this.isLocal(names)) return null
-    return this.remote.keepTarget(names)
+    return this.remote.pinTarget(names)
   }
 
   /** Served from the staging (a `.forward`, or a file being added)? */

@@ -7,7 +7,7 @@
 import type { Bytes } from '../../read/bytes.js'
 import type { LentAhead } from '../../read/source.js'
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
-import type { KeepTarget } from '../keeping.js'
+import type { PinTarget } from '../pinning.js'
 
 /** The access bits of open(2)'s flags (O_RDONLY, O_WRONLY or O_RDWR); Node's constants lack it. */
 export const O_ACCMODE = 0o3
@@ -58,8 +58,8 @@ export interface Area {
   listxattr?(names: Names): Promise<string[]>
   setxattr?(names: Names, name: string, value: Buffer): Promise<void>
   removexattr?(names: Names, name: string): Promise<void>
-  /** What pinning the node keeps (../keeping.ts); null or absent: it cannot be pinned. */
-  keepTarget?(names: Names): Promise<KeepTarget | null>
+  /** What pinning the node keeps (../pinning.ts); null or absent: it cannot be pinned. */
+  pinTarget?(names: Names): Promise<PinTarget | null>
   create?(names: Names, mode: number): Promise<OpenNode>
   truncate?(names: Names, size: number): Promise<void>
   unlink?(names: Names): Promise<void>

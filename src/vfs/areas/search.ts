@@ -8,7 +8,7 @@
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import { byteLength, NAME_MAX_BYTES } from '../names.js'
 import { isProbeName } from '../probe-names.js'
-import type { KeepTarget } from '../keeping.js'
+import type { PinTarget } from '../pinning.js'
 import type { Area, Names, OpenNode } from './area.js'
 import { TransferArea, type TransferView } from './transfers.js'
 
@@ -61,10 +61,10 @@ export class SearchArea implements Area {
     return area.removexattr(below, name)
   }
 
-  /** What pinning the node at `names` keeps (keeping.ts), or null when it cannot be pinned. */
-  async keepTarget(names: Names): Promise<KeepTarget | null> {
+  /** What pinning the node at `names` keeps (pinning.ts), or null when it cannot be pinned. */
+  async pinTarget(names: Names): Promise<PinTarget | null> {
     const [area, below] = await this.at(names)
-    return area.keepTarget(below)
+    return area.pinTarget(below)
   }
 
   /** The area that answers for `names`, and the names below it. */

@@ -12,11 +12,11 @@ import type { MetadataStore } from '../metadata.js'
 import { mimeTypeOf } from '../mime.js'
 import { isDirectory, linkFile, transferJson, transferOf, TreeResolver, type Node, type TransferListing } from '../nodes.js'
 import type { VfsSettings } from '../settings.js'
-import { filesOfTree, type Covered, type Keeping, type KeepTarget, type PinScope } from '../keeping.js'
+import { filesOfTree, type Covered, type Pinning, type PinTarget, type PinScope } from '../pinning.js'
 import { PASSWORD_FILE, type TreeDir } from '../transfer-tree.js'
 import { withoutQuery } from '../shown-urls.js'
 import { EVERYONE, folderMode, OWNER_ONLY, readOnlyFileMode } from '../../base/access-bits.js'
-import { KeepXattrs } from './keep-xattrs.js'
+import { PinXattrs } from './pin-xattrs.js'
 import { memoryNode, O_ACCMODE, spliced, writeOnly, type Area, type Names, type OpenNode } from './area.js'
 
 /** Longest password a `.password` handle takes: anything longer is not a password. */
@@ -24,8 +24,8 @@ const MAX_PASSWORD_BYTES = 4096
 
 /** What the transfer areas show alike: owner, times, and what a listing tells and makes ready. */
 export class TransferView {
-  /** The keeper of pins, once wired in (keeping.ts); null: nothing can be pinned. */
-  keeping: Keeping | null = null
+  /** The pinner, once wired in (pinning.ts); null: nothing can be pinned. */
+  pinning: Pinning | null = null
 
   constructor(
     readonly store: MetadataStore,
@@ -205,34 +205,34 @@ export class TransferArea implements Area {
     const node = await this.tree.resolve(names)
     const value = this.xattrsOf(node).get(name)
     if (value !== undefined) return Buffer.from(value, 'utf8')
-    const kept = await this.keepXattrs(names, node).get(name)
-    if (kept === undefined) throw new FsError('ENODATA')
-    return kept
+    const pin = await this.pinXattrs(names, node).get(name)
+    if (pin === undefined) throw new FsError('ENODATA')
+    return pin
   }
 
   async listxattr(names: Names): Promise<string[]> {
     const node = await this.tree.resolve(names)
-    return [...this.xattrsOf(node).keys(), ...this.keepXattrs(names, node).names()]
+    return [...this.xattrsOf(node).keys(), ...this.pinXattrs(names, node).names()]
   }
 
   async setxattr(names: Names, name: string, value: Buffer): Promise<void> {
-    return this.keepXattrs(names, await this.tree.resolve(names)).set(name, value)
+    return this.pinXattrs(names, await this.tree.resolve(names)).set(name, value)
   }
 
   async removexattr(names: Names, name: string): Promise<void> {
-    return this.keepXattrs(names, await this.tree.resolve(names)).remove(name)
+    return this.pinXattrs(names, await this.tree.resolve(names)).remove(name)
   }
 
   /** What pinning the node at `names` keeps, or null when it cannot be pinned. */
-  async keepTarget(names: Names): Promise<KeepTarget | null> {
+  async pinTarget(names: Names): Promise<PinTarget | null> {
     return this.targetOf(names, await this.tree.resolve(names))
   }
 
-  private keepXattrs(names: Names, node: Node): KeepXattrs {
-    return new KeepXattrs(this.view.keeping, this.targetOf(names, node))
+  private pinXattrs(names: Names, node: Node): PinXattrs {
+    return new PinXattrs(this.view.pinning, this.targetOf(names, node))
   }
 
-  private targetOf(names: Names, node: Node): KeepTarget | null {
+  private targetOf(names: Names, node: Node): PinTarget | null {
     const label = [this.listing.path, ...names].join('/')
     const { store } = this.view
     switch (node.kind) {
@@ -274,10 +274,10 @@ export class TransferArea implements Area {
 
   private attrOf(node: Node): NodeAttr {
     const transfer = transferOf(node)
-    // The kernel lets a user set an attribute (the pin) only where they may write: with a keeper,
+    // The kernel lets a user set an attribute (the pin) only where they may write: with a pinner,
     // the folders that can be pinned are the owner's to write, though nothing but the pin is
     // taken there (EROFS). Files are read-only, so that editors open them so.
-    const owner = this.view.keeping ? 0o700 : 0o500
+    const owner = this.view.pinning ? 0o700 : 0o500
     const readers = this.readersOf(node)
     switch (node.kind) {
       case 'listing':

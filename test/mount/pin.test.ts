@@ -1,4 +1,4 @@
-// Keeping transfers on this machine through a real mount: `transferfs pin` and the
+// Pinning transfers on this machine through a real mount: `transferfs pin` and the
 // user.transferfs.pin attribute fetch a transfer's files into the disk cache without anyone
 // reading them (the service's counters tell), the files then read right with the service
 // gone, other reads past the cache's budget evict none of it, a pin that cannot fit is
@@ -9,11 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run, unmountAll, waitFor, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, transferFolder, useAccount, type Account } from './harness.js'
-import { made, md5sum, state, total, type Made } from './keeping.js'
+import { made, md5sum, state, total, type Made } from './pinning.js'
 
 const MiB = 1024 * 1024
 
-describe('keeping a transfer on this machine', () => {
+describe('pinning a transfer on this machine', () => {
   let service: TestService
   let account: Account
   let pinned: Made
@@ -57,16 +57,16 @@ describe('keeping a transfer on this machine', () => {
     expect((await run('getfattr', ['--only-values', '-n', 'user.transferfs.pin', dir])).stdout).toBe('1')
     expect(await state(path.join(await folder(other), 'c.bin'))).toBe('online')
 
-    type Keep = { entries: Array<{ name: string; state: string; bytesCached: number; bytesTotal: number }>; cache: { keptBytes: number } }
-    let keep!: Keep
+    type Pins = { entries: Array<{ name: string; state: string; bytesCached: number; bytesTotal: number }>; cache: { pinnedBytes: number } }
+    let pins!: Pins
     // status.json is rewritten within a second of a change.
     expect(await waitFor(async () => {
-      keep = (JSON.parse((await cli(['status', '--json'])).stdout) as { keep: Keep }).keep
-      return keep.entries[0]?.state === 'kept'
-    }, 10_000, 250), JSON.stringify(keep)).toBe(true)
-    expect(keep.entries).toHaveLength(1)
-    expect(keep.entries[0]).toMatchObject({ state: 'kept', bytesCached: total(pinned), bytesTotal: total(pinned) })
-    expect(keep.cache.keptBytes).toBeGreaterThanOrEqual(total(pinned))
+      pins = (JSON.parse((await cli(['status', '--json'])).stdout) as { pins: Pins }).pins
+      return pins.entries[0]?.state === 'pinned'
+    }, 10_000, 250), JSON.stringify(pins)).toBe(true)
+    expect(pins.entries).toHaveLength(1)
+    expect(pins.entries[0]).toMatchObject({ state: 'pinned', bytesCached: total(pinned), bytesTotal: total(pinned) })
+    expect(pins.cache.pinnedBytes).toBeGreaterThanOrEqual(total(pinned))
     const text = await run('cat', [path.join(account.mountDir, '.status')])
     expect(text.stdout).toMatch(/kept offline: 1 pin/)
   }, 120_000)
@@ -103,9 +103,9 @@ describe('keeping a transfer on this machine', () => {
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/freed 24(\.\d)? MiB/)
     expect(await state(path.join(otherDir, 'c.bin'))).toBe('online')
-    const kept = await cli(['free', await folder(pinned)])
-    expect(kept.code, kept.stderr).toBe(0)
-    expect(kept.stdout).toMatch(/freed 0 B/)
+    const stays = await cli(['free', await folder(pinned)])
+    expect(stays.code, stays.stderr).toBe(0)
+    expect(stays.stdout).toMatch(/freed 0 B/)
     expect(await state(await folder(pinned))).toBe('pinned')
   }, 60_000)
 
@@ -131,10 +131,10 @@ describe('keeping a transfer on this machine', () => {
       for (const f of m.files) expect(await md5sum(path.join(dir, f.name))).toBe(f.md5)
     }
     // The others were read past what the budget leaves them: it was pressed, and held.
-    const cache = (JSON.parse((await cli(['status', '--json'])).stdout) as { keep: { cache: { keptBytes: number; otherBytes: number; budgetBytes: number } } }).keep.cache
+    const cache = (JSON.parse((await cli(['status', '--json'])).stdout) as { pins: { cache: { pinnedBytes: number; otherBytes: number; budgetBytes: number } } }).pins.cache
     expect(cache.budgetBytes).toBe(64 * MiB)
     expect(cache.otherBytes).toBeGreaterThan(0)
-    expect(cache.keptBytes + cache.otherBytes).toBeLessThanOrEqual(cache.budgetBytes)
+    expect(cache.pinnedBytes + cache.otherBytes).toBeLessThanOrEqual(cache.budgetBytes)
     expect(await state(path.join(await folder(other), 'c.bin'))).not.toBe('cached')
     const off = await cli(['unmount', account.mountDir])
     expect(off.code, off.stderr).toBe(0)
@@ -158,7 +158,7 @@ describe('keeping a transfer on this machine', () => {
       pid = await mount(account)
       const listed = await run('ls', [path.join(account.mountDir, 'inbox')])
       expect(listed.code, listed.stderr).toBe(0)
-      // What was kept, and nothing else: the others were never pinned.
+      // What was pinned, and nothing else: the others were never pinned.
       expect(listed.stdout.trim().split('\n')).toEqual([path.basename(await folder(pinned))])
       const dir = await folder(pinned)
       for (const f of pinned.files) expect(await md5sum(path.join(dir, f.name)), f.name).toBe(f.md5)
@@ -198,11 +198,11 @@ describe('a pinned inbox', () => {
     // Someone looks at the inbox: arrivals are checked every few seconds.
     expect((await run('ls', [inbox])).code).toBe(0)
     let dir = ''
-    const kept = await waitFor(async () => {
+    const isPinned = await waitFor(async () => {
       dir = await transferFolder(account.mountDir, arrived.id).catch(() => '')
       return dir !== '' && (await state(dir)) === 'pinned'
     }, 30_000, 250)
-    expect(kept, `not kept ${Date.now() - since} ms after it arrived: ${dir && (await state(dir))}`).toBe(true)
+    expect(isPinned, `not pinned ${Date.now() - since} ms after it arrived: ${dir && (await state(dir))}`).toBe(true)
     await service.pause()
     try {
       expect(await md5sum(path.join(dir, 'new.bin'))).toBe(arrived.files[0]!.md5)
@@ -222,11 +222,11 @@ describe('a pinned inbox', () => {
     const other = await made(service, 'Holiday photos', [{ name: 'h.bin', size: 4 * MiB }])
     expect((await run('ls', [path.join(account.mountDir, 'inbox')])).code).toBe(0)
     let dir = ''
-    const kept = await waitFor(async () => {
+    const isPinned = await waitFor(async () => {
       dir = await transferFolder(account.mountDir, found.id).catch(() => '')
       return dir !== '' && (await state(dir)) === 'pinned'
     }, 30_000, 250)
-    expect(kept, dir && (await state(dir))).toBe(true)
+    expect(isPinned, dir && (await state(dir))).toBe(true)
     expect(await state(await transferFolder(account.mountDir, other.id))).toBe('online')
     expect(await state(search)).toBe('pinned')
   }, 120_000)

@@ -1,5 +1,5 @@
-// Keeping files offline on the read path's caches (CacheKeeping, source.ts): the room a
-// file kept sets aside (kept-files.ts), and fetching what it lacks in the background.
+// Pinning files on the read path's caches (CachePinning, source.ts): the room a pinned
+// file sets aside (pinned-files.ts), and fetching what it lacks in the background.
 //
 // A background fetch goes through the same fetcher, hashes and caches as reads, below all
 // of them: it waits until no reader's fetch is under way or started in the last moment,
@@ -23,10 +23,10 @@ import { recordBytes } from './cache-records.js'
 import { MAX_WRITE_BACKLOG, type DiskBlockCache } from './disk-cache.js'
 import { abortable } from './fetch-util.js'
 import { BACKGROUND, type BlockFetcher, type Fetch } from './fetcher.js'
-import { reservedBytes, roomShortfall } from './kept-files.js'
+import { reservedBytes, roomShortfall } from './pinned-files.js'
 import { blockKey, type Block, type MemoryBlockCache } from './memory-cache.js'
 import type { ReadOptions } from './options.js'
-import { NoRoomError, type CacheKeeping, type RangeSource, type RemoteFile } from './source.js'
+import { NoRoomError, type CachePinning, type RangeSource, type RemoteFile } from './source.js'
 
 /** A reader's fetch that started or ended this recently (ms) still holds background fetches back. */
 const QUIET_MS = 500
@@ -43,8 +43,8 @@ const SETTLE_MS = 10_000
  */
 const FRUITLESS = 3
 
-/** What keeping files uses of the read path (content.ts: ReadPath). */
-export interface KeepingHost {
+/** What pinning files uses of the read path (content.ts: ReadPath). */
+export interface PinningHost {
   readonly options: ReadOptions
   readonly memory: MemoryBlockCache
   readonly fetcher: BlockFetcher
@@ -59,93 +59,93 @@ export interface KeepingHost {
   diskWrite(file: RemoteFile, block: number): Promise<void> | undefined
 }
 
-export class DiskKeeping implements CacheKeeping {
-  /** Keeps and unkeeps, one at a time: each judges the room the ones before left. */
+export class DiskPinning implements CachePinning {
+  /** Pins and unpins, one at a time: each judges the room the ones before left. */
   private changes: Promise<unknown> = Promise.resolve()
   /** Background runs, one at a time across all files. */
   private turn: Promise<unknown> = Promise.resolve()
 
   constructor(
-    private readonly path: KeepingHost,
+    private readonly path: PinningHost,
     /** Bytes the cache may still take from its disk; absent: only the budget counts. */
     private readonly freeSpace?: () => Promise<number>,
   ) {}
 
   cachedBytes(file: RemoteFile): number {
     const { disk } = this.path
-    return disk ? disk.kept.verifiedBytes(disk.fileId(file.cacheKey)) : 0
+    return disk ? disk.pinned.verifiedBytes(disk.fileId(file.cacheKey)) : 0
   }
 
-  isKept(file: RemoteFile): boolean {
+  isPinned(file: RemoteFile): boolean {
     const { disk } = this.path
-    return disk !== null && disk.kept.has(disk.fileId(file.cacheKey))
+    return disk !== null && disk.pinned.has(disk.fileId(file.cacheKey))
   }
 
-  cacheUse(): { keptBytes: number; otherBytes: number; budgetBytes: number } {
+  cacheUse(): { pinnedBytes: number; otherBytes: number; budgetBytes: number } {
     const { disk } = this.path
-    if (!disk) return { keptBytes: 0, otherBytes: 0, budgetBytes: 0 }
-    return { keptBytes: disk.kept.reservedBytes, otherBytes: disk.bytes - disk.kept.keptStoredBytes, budgetBytes: disk.maxBytes }
+    if (!disk) return { pinnedBytes: 0, otherBytes: 0, budgetBytes: 0 }
+    return { pinnedBytes: disk.pinned.reservedBytes, otherBytes: disk.bytes - disk.pinned.pinnedStoredBytes, budgetBytes: disk.maxBytes }
   }
 
-  keep(files: readonly RemoteFile[]): Promise<void> {
+  pin(files: readonly RemoteFile[]): Promise<void> {
     return this.change(async (disk) => {
-      const { kept } = disk
+      const { pinned } = disk
       const entries = new Map<string, number>()
       for (const f of files) {
         const id = disk.fileId(f.cacheKey)
-        if (!kept.has(id)) entries.set(id, reservedBytes(f.size, this.path.options.blockSize))
+        if (!pinned.has(id)) entries.set(id, reservedBytes(f.size, this.path.options.blockSize))
       }
       if (entries.size === 0) return
       const adding = { reservedBytes: 0, storedBytes: 0 }
       for (const [id, reserved] of entries) {
         adding.reservedBytes += reserved
-        adding.storedBytes += kept.storedBytes(id)
+        adding.storedBytes += pinned.storedBytes(id)
       }
       // Free space that cannot be learnt leaves the budget alone to judge by.
       const freeBytes = this.freeSpace ? await this.freeSpace().catch(() => null) : null
       const short = roomShortfall({
-        budgetBytes: disk.maxBytes, keptBytes: kept.reservedBytes, keptStoredBytes: kept.keptStoredBytes,
-        otherBytes: disk.bytes - kept.keptStoredBytes, freeBytes,
+        budgetBytes: disk.maxBytes, pinnedBytes: pinned.reservedBytes, pinnedStoredBytes: pinned.pinnedStoredBytes,
+        otherBytes: disk.bytes - pinned.pinnedStoredBytes, freeBytes,
       }, adding)
       if (short) throw new NoRoomError(short.message, short.needed)
-      await kept.keep([...entries].map(([id, reserved]) => ({ id, reserved })))
+      await pinned.pin([...entries].map(([id, reserved]) => ({ id, reserved })))
       // Other files may now take less: what they hold past it goes at once, not at the next write.
       await Promise.all(disk.evict())
     }, files)
   }
 
-  unkeep(files: readonly RemoteFile[]): Promise<void> {
+  unpin(files: readonly RemoteFile[]): Promise<void> {
     const { disk } = this.path
     if (!disk) return Promise.resolve()
     return this.change(async () => {
-      await disk.kept.unkeep(files.map((f) => disk.fileId(f.cacheKey)))
+      await disk.pinned.unpin(files.map((f) => disk.fileId(f.cacheKey)))
       await Promise.all(disk.evict())
     }, files)
   }
 
-  keepOnly(files: readonly RemoteFile[]): Promise<void> {
+  pinOnly(files: readonly RemoteFile[]): Promise<void> {
     const { disk } = this.path
     if (!disk) return Promise.resolve()
     return this.change(async () => {
       const wanted = new Set(files.map((f) => disk.fileId(f.cacheKey)))
-      await disk.kept.unkeep(disk.kept.ids().filter((id) => !wanted.has(id)))
+      await disk.pinned.unpin(disk.pinned.ids().filter((id) => !wanted.has(id)))
       await Promise.all(disk.evict())
     }, files)
   }
 
   async free(file: RemoteFile): Promise<number> {
     const { disk } = this.path
-    if (!disk || this.isKept(file)) return 0
+    if (!disk || this.isPinned(file)) return 0
     const id = disk.fileId(file.cacheKey)
-    const before = disk.kept.storedBytes(id)
+    const before = disk.pinned.storedBytes(id)
     // A segment being read or written is left until that is over (a few tries apart).
-    for (let tries = 0; tries < 100 && !this.isKept(file); tries++) {
+    for (let tries = 0; tries < 100 && !this.isPinned(file); tries++) {
       const { unlinks, held } = disk.dropFile(file.cacheKey)
       await Promise.all(unlinks)
       if (!held) break
       await sleep(LOOK_MS)
     }
-    return Math.max(0, before - disk.kept.storedBytes(id))
+    return Math.max(0, before - disk.pinned.storedBytes(id))
   }
 
   async fetchAll(file: RemoteFile, options: { signal: AbortSignal; onProgress?: (bytesOnDisk: number) => void }): Promise<void> {

@@ -1,17 +1,17 @@
-// The pure parts of keeping transfers offline: what the pin attribute's value means, what
+// The pure parts of pinning transfers: what the pin attribute's value means, what
 // the state attribute says, when two pins are the same, the pins file, the fetch rate.
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { PinStore } from '../../src/keep/pin-store.js'
-import { RateWindow } from '../../src/keep/rate-window.js'
+import { PinStore } from '../../src/pin/pin-store.js'
+import { RateWindow } from '../../src/pin/rate-window.js'
 import type { Transfer } from '../../src/api/types.js'
 import type { RemoteFile } from '../../src/read/source.js'
 import { FsError } from '../../src/vfs/core.js'
 import { run, TS_REGISTER } from '../support/mount.js'
-import { pinWanted, sameScope, stateText, type PinScope } from '../../src/vfs/keeping.js'
+import { pinWanted, sameScope, stateText, type PinScope } from '../../src/vfs/pinning.js'
 
 const ref = (id: string) => ({ key: `id:${id}`, via: 'id' as const, token: id })
 
@@ -127,13 +127,13 @@ describe('the pins file', () => {
   })
 })
 
-describe('a kept file whose saved size does not match its bytes', () => {
-  // Run in a process of its own: a keeper whose fetching loop never yields would stop this
+describe('a pinned file whose saved size does not match its bytes', () => {
+  // Run in a process of its own: a pinner whose fetching loop never yields would stop this
   // one too, timers and test timeouts included.
-  const script = fileURLToPath(new URL('./fixtures/keeper-start.ts', import.meta.url))
+  const script = fileURLToPath(new URL('./fixtures/pinner-start.ts', import.meta.url))
   const start = (mode: string) => run(process.execPath, ['--import', TS_REGISTER, script, mode], { timeoutMs: 30_000 })
 
-  it('a size that is not a number: the pin is dropped, and the keeper goes on', async () => {
+  it('a size that is not a number: the pin is dropped, and the pinner goes on', async () => {
     const r = await start('string+1')
     expect(r.stdout, r.stderr).toBe('yielded []\n')
   }, 40_000)

@@ -5,11 +5,11 @@
 // tries again.
 import path from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { KeepStatusEntry } from '../../src/keep/status.js'
+import type { PinStatusEntry } from '../../src/pin/status.js'
 import { run, unmountAll, waitFor } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, transferFolder, useAccount, type Account } from './harness.js'
-import { keepEntries, made, md5sum, state, type Made } from './keeping.js'
+import { pinEntries, made, md5sum, state, type Made } from './pinning.js'
 
 /** The read deadline, which bounds how long the policy retries one fetch. */
 const DEADLINE_MS = 3000
@@ -41,10 +41,10 @@ it('a file answered 500 every time: the pin says it failed, stops asking, and pi
   await service.controls.fault({ route: 'download', kind: 'status', status: 500, probability: 1 })
   await pin(dir)
 
-  let entry: KeepStatusEntry | undefined
+  let entry: PinStatusEntry | undefined
   let attr = ''
   const failed = await waitFor(async () => {
-    entry = (await keepEntries())[0]
+    entry = (await pinEntries())[0]
     attr = await state(dir)
     return entry?.state === 'failed' && attr.startsWith('pinned, failed')
   }, 60_000, 250)

@@ -1,9 +1,9 @@
 // The files a pin's scope covers now, asked of the metadata store (which asks the service
 // only for what it does not know): every transfer of the inbox or of a search's results, or
 // one transfer, or a folder or file inside it. A transfer that is locked, closed or gone
-// covers nothing now (what it covered before stays kept: pin-store.ts).
+// covers nothing now (what it covered before stays pinned: pin-store.ts).
 import type { TransferEntry } from '../vfs/folder-listing.js'
-import { filesOfTree, type Covered, type PinScope } from '../vfs/keeping.js'
+import { filesOfTree, type Covered, type PinScope } from '../vfs/pinning.js'
 import type { MetadataStore } from '../vfs/metadata.js'
 import type { TreeDir, TreeNode } from '../vfs/transfer-tree.js'
 

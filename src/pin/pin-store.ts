@@ -1,15 +1,15 @@
 // What the user pinned, kept in the data folder (pins.json) so pins survive remounts,
-// restarts and upgrades: each pin's scope (by identity: keeping.ts), the path it had on the
+// restarts and upgrades: each pin's scope (by identity: pinning.ts), the path it had on the
 // mount when pinned (how status names it), and every file it has covered so far. The files
 // are kept with it because a pin keeps what it covered until it is unpinned, even when the
 // service no longer lists it (a transfer that expired): on the next start those files are
-// kept again, and unpinning lets them go, without asking the service.
+// pinned again, and unpinning lets them go, without asking the service.
 import { readFile } from 'node:fs/promises'
 import { writeFileDurably } from '../base/durable-file.js'
 import { parseStateText, setAside, stateCount, StateFileError } from '../base/state-file.js'
 import type { Transfer } from '../api/types.js'
 import type { RemoteFile } from '../read/source.js'
-import { sameScope, type PinScope } from '../vfs/keeping.js'
+import { sameScope, type PinScope } from '../vfs/pinning.js'
 
 export const PINS_FILE = 'pins.json'
 /** The layout of pins.json; a file of another version is not guessed at. */
@@ -28,7 +28,7 @@ export interface SavedPin {
 }
 
 /** A transfer as a pin keeps it: its key (a sender's secret) is never written here. */
-export function keptCopy(transfer: Transfer): Transfer {
+export function pinnedCopy(transfer: Transfer): Transfer {
   const { key: _key, ...rest } = transfer
   return rest as Transfer
 }
@@ -129,7 +129,7 @@ export class PinStore {
     const known = new Map(pin.files.map((f) => [f.cacheKey, f]))
     for (const f of files) known.set(f.cacheKey, f)
     const seen = new Map((pin.transfers ?? []).map((t) => [t.id, t]))
-    for (const t of transfers) seen.set(t.id, keptCopy(t))
+    for (const t of transfers) seen.set(t.id, pinnedCopy(t))
     const next = { ...pin, files: [...known.values()], transfers: [...seen.values()] }
     await this.saveAs(this.pins.map((p) => (p === pin ? next : p)))
     Object.assign(pin, next)
@@ -191,7 +191,7 @@ function isRemoteFile(v: unknown): v is RemoteFile {
 }
 
 /** A transfer as shown offline: the sizes in it are summed and shown, so each is a whole number or absent. */
-function isKeptTransfer(v: unknown): v is Transfer {
+function isPinnedTransfer(v: unknown): v is Transfer {
   if (!isObject(v) || typeof v.id !== 'string') return false
   const size = (n: unknown): boolean => n === null || n === undefined || stateCount(n) !== null
   if (!size(v.transfersize)) return false
@@ -201,5 +201,5 @@ function isKeptTransfer(v: unknown): v is Transfer {
 function isSavedPin(v: unknown): v is SavedPin {
   return isObject(v) && isScope(v.scope) && typeof v.label === 'string' && stateCount(v.since) !== null &&
     Array.isArray(v.files) && v.files.every(isRemoteFile) &&
-    (v.transfers === undefined || (Array.isArray(v.transfers) && v.transfers.every(isKeptTransfer)))
+    (v.transfers === undefined || (Array.isArray(v.transfers) && v.transfers.every(isPinnedTransfer)))
 }

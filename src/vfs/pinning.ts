@@ -1,9 +1,9 @@
-// Keeping transfers on this machine (pins), as the tree sees it: which node a pin names
+// Pinning transfers on this machine, as the tree sees it: which node a pin names
 // (its scope), the files a node covers as known now, and the two extended attributes that
 // carry it, so that scripts and file managers need no command: `user.transferfs.pin` (set to
 // pin, removed to unpin) and `user.transferfs.state` (what the cache holds of the node). The
-// pins themselves, their fetching and their budget are the keeper's (src/keep), wired in as
-// the Keeping port.
+// pins themselves, their fetching and their budget are the pinner's (src/pin), wired in as
+// the Pinning port.
 import type { Transfer } from '../api/types.js'
 import type { RemoteFile } from '../read/source.js'
 import { FsError } from './core.js'
@@ -26,28 +26,28 @@ export type PinScope =
   | { kind: 'search'; words: string }
   | { kind: 'transfer'; place: Place; ref: TransferRef; below: string[] }
 
-/** What a node covers: its files, and the transfers they belong to (kept with a pin, to show them offline). */
+/** What a node covers: its files, and the transfers they belong to (saved with a pin, to show them offline). */
 export interface Covered {
   files: RemoteFile[]
   transfers: Transfer[]
 }
 
 /**
- * The transfers kept on this machine, as the metadata store asks: an expired one that is
- * kept stays listed and readable; while the service cannot be reached, the kept ones are
+ * The transfers pinned on this machine, as the metadata store asks: an expired one that is
+ * pinned stays listed and readable; while the service cannot be reached, the pinned ones are
  * listed and opened from what was saved with their pins.
  */
-export interface KeptTransfers {
+export interface PinnedTransfers {
   has(transferid: string): boolean
-  /** The kept transfers a folder shows: received ones in inbox/, sent ones in sent/. */
+  /** The pinned transfers a folder shows: received ones in inbox/, sent ones in sent/. */
   listed(place: 'inbox' | 'sent'): Transfer[]
   details(transferid: string): Transfer | undefined
 }
 
-export const NONE_KEPT: KeptTransfers = { has: () => false, listed: () => [], details: () => undefined }
+export const NONE_PINNED: PinnedTransfers = { has: () => false, listed: () => [], details: () => undefined }
 
 /** A node the user may pin: its scope, where it is on the mount, and the files known below it now. */
-export interface KeepTarget {
+export interface PinTarget {
   scope: PinScope
   /** Its path on the mount, from the mount's root ("inbox/Photos from Ann"): how status names it. */
   label: string
@@ -58,16 +58,16 @@ export interface KeepTarget {
   covered(): Promise<Covered>
 }
 
-export interface Keeping {
+export interface Pinning {
   /** Pinned itself (not merely covered by a pin of a folder above it). */
   isPinned(scope: PinScope): boolean
   /** Covered by any pin: the node or a folder above it is pinned. */
   isCovered(file: RemoteFile): boolean
   /** `user.transferfs.state` of the node. */
-  stateOf(target: KeepTarget): Promise<string>
+  stateOf(target: PinTarget): Promise<string>
   /** Pins the node; throws FsError('ENOSPC') with how much room is missing when it cannot fit. */
-  pin(target: KeepTarget): Promise<void>
-  unpin(target: KeepTarget): Promise<void>
+  pin(target: PinTarget): Promise<void>
+  unpin(target: PinTarget): Promise<void>
 }
 
 /** Every file of a transfer's tree, or of a folder in it. */

@@ -1,4 +1,4 @@
-// Keeping a transfer on this machine when things go wrong, through real mounts of the local
+// Pinning a transfer on this machine when things go wrong, through real mounts of the local
 // service: a pinned 1 GiB fetch whose mount is SIGKILLed half way goes on after a new mount
 // without asking again what is on disk; a network loss in the middle of a fetch is ridden out;
 // a pinned transfer that expires on the service stays listed and readable until unpinned; one
@@ -7,11 +7,11 @@
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { KeepStatusEntry } from '../../src/keep/status.js'
+import type { PinStatusEntry } from '../../src/pin/status.js'
 import { run, unmountAll, useMounts, waitFor, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, transferFolder, useAccount, type Account } from './harness.js'
-import { keepEntries, keepEntriesWhen, made, md5sum, state, total, type Made } from './keeping.js'
+import { pinEntries, pinEntriesWhen, made, md5sum, state, total, type Made } from './pinning.js'
 
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
@@ -25,14 +25,14 @@ function fetchingPercent(s: string): number | null {
 }
 
 /** The status entry of the pin made on `folder` (entries are named by the path pinned). */
-async function entryOf(folder: string): Promise<KeepStatusEntry | undefined> {
-  return (await keepEntries()).find((e) => e.name.endsWith(path.basename(folder)))
+async function entryOf(folder: string): Promise<PinStatusEntry | undefined> {
+  return (await pinEntries()).find((e) => e.name.endsWith(path.basename(folder)))
 }
 
-/** The status entry of the pin made on `folder`, once status says it is kept (or after 10 s, as it stands). */
-async function keptEntryOf(folder: string): Promise<KeepStatusEntry | undefined> {
-  const mine = (entries: KeepStatusEntry[]): KeepStatusEntry | undefined => entries.find((e) => e.name.endsWith(path.basename(folder)))
-  return mine(await keepEntriesWhen((entries) => mine(entries)?.state === 'kept'))
+/** The status entry of the pin made on `folder`, once status says it is pinned (or after 10 s, as it stands). */
+async function pinnedEntryOf(folder: string): Promise<PinStatusEntry | undefined> {
+  const mine = (entries: PinStatusEntry[]): PinStatusEntry | undefined => entries.find((e) => e.name.endsWith(path.basename(folder)))
+  return mine(await pinEntriesWhen((entries) => mine(entries)?.state === 'pinned'))
 }
 
 async function pin(p: string): Promise<void> {
@@ -131,7 +131,7 @@ describe('a pinned fetch cut short', () => {
     // Every byte right, from the cache alone.
     expect(await md5sum(path.join(again, 'big.bin'))).toBe(big.files[0]!.md5)
     expect((await service.controls.counters()).bytesServed).toBe(served)
-    expect(await keptEntryOf(again)).toMatchObject({ state: 'kept', bytesCached: total(big), bytesTotal: total(big) })
+    expect(await pinnedEntryOf(again)).toMatchObject({ state: 'pinned', bytesCached: total(big), bytesTotal: total(big) })
   }, 400_000)
 
   it('a network loss in the middle is ridden out: the pin completes, nothing served twice beyond a chunk', async () => {
@@ -162,7 +162,7 @@ describe('a pinned fetch cut short', () => {
     await service.controls.throttle({})
     for (const f of lossy.files) expect(await md5sum(path.join(dir, f.name)), f.name).toBe(f.md5)
     expect((await service.controls.counters()).bytesServed).toBe(served)
-    expect(await keptEntryOf(dir)).toMatchObject({ state: 'kept', note: null })
+    expect(await pinnedEntryOf(dir)).toMatchObject({ state: 'pinned', note: null })
   }, 300_000)
 })
 
@@ -191,7 +191,7 @@ describe('a transfer that ends on the service while pinned', () => {
     const at = await fetchedAtLeast(dir, 10)
     await ends[how](t)
 
-    let entry: KeepStatusEntry | undefined
+    let entry: PinStatusEntry | undefined
     const stopped = await waitFor(async () => (entry = await entryOf(dir))?.state === 'failed', 60_000, 500)
     expect(stopped, `caught at ${at}%; status: ${JSON.stringify(entry)}`).toBe(true)
     expect(entry!.note).toMatch(/could not be fetched/)
@@ -246,9 +246,9 @@ describe('pins across mounts', () => {
     expect(attr.code, attr.stderr).toBe(0)
     expect(attr.stdout).toBe('1')
     expect(await state(again)).toBe('pinned')
-    const entries = await keepEntriesWhen((e) => e.length === 1 && e[0]!.state === 'kept')
+    const entries = await pinEntriesWhen((e) => e.length === 1 && e[0]!.state === 'pinned')
     expect(entries).toHaveLength(1)
-    expect(entries[0]).toMatchObject({ state: 'kept', files: 2, bytesCached: total(small), bytesTotal: total(small) })
+    expect(entries[0]).toMatchObject({ state: 'pinned', files: 2, bytesCached: total(small), bytesTotal: total(small) })
     expect(entries[0]!.name).toContain('Small one')
   }, 120_000)
 })
@@ -256,33 +256,33 @@ describe('pins across mounts', () => {
 // Its transfers are made here, as the service's clock stands now (the tests above move it a day on).
 describe('a pinned transfer that expires on the service', () => {
   it('stays in inbox/, marked expired and read from the cache, until unpinned; an unpinned one leaves', async () => {
-    const keptOne = await made(service, 'Kept past expiry', [{ name: 'k.bin', size: 5 * MiB + 3 }, { name: 'docs/l.bin', size: 2 * MiB }], 1)
+    const pinnedOne = await made(service, 'Pinned past expiry', [{ name: 'k.bin', size: 5 * MiB + 3 }, { name: 'docs/l.bin', size: 2 * MiB }], 1)
     const leftOne = await made(service, 'Left to expire', [{ name: 'x.bin', size: MiB }], 1)
     const account = await useAccount(service, { TRANSFERFS_LISTING_TTL_MS: '500ms' })
     await login(service)
     await mount(account)
-    const dir = await transferFolder(account.mountDir, keptOne.id)
+    const dir = await transferFolder(account.mountDir, pinnedOne.id)
     await pin(dir)
     await untilPinned(dir)
-    const keptName = path.basename(dir)
+    const pinnedName = path.basename(dir)
     const leftName = path.basename(await transferFolder(account.mountDir, leftOne.id))
 
-    await service.controls.advanceClock(keptOne.expiredate - keptOne.sentdate + 60 * 60 * 1000)
+    await service.controls.advanceClock(pinnedOne.expiredate - pinnedOne.sentdate + 60 * 60 * 1000)
     // The listing refreshes: the unpinned expired transfer leaves inbox/ as any expired one does.
     const refreshed = await waitFor(async () => !(await names(account)).includes(leftName), 30_000, 250)
     expect(refreshed, (await names(account)).join(', ')).toBe(true)
-    expect(await names(account)).toContain(keptName)
+    expect(await names(account)).toContain(pinnedName)
 
     const json = JSON.parse((await run('cat', [path.join(dir, '.transfer.json')])).stdout) as { id: string; isexpired: boolean }
-    expect(json).toMatchObject({ id: keptOne.id, isexpired: true })
+    expect(json).toMatchObject({ id: pinnedOne.id, isexpired: true })
     await countFromZero(service)
-    for (const f of keptOne.files) expect(await md5sum(path.join(dir, f.name)), f.name).toBe(f.md5)
+    for (const f of pinnedOne.files) expect(await md5sum(path.join(dir, f.name)), f.name).toBe(f.md5)
     expect((await service.controls.counters()).bytesServed).toBe(0)
     expect(await state(dir)).toBe('pinned')
 
     const un = await cli(['unpin', dir])
     expect(un.code, un.stderr).toBe(0)
-    const gone = await waitFor(async () => !(await names(account)).includes(keptName), 30_000, 250)
+    const gone = await waitFor(async () => !(await names(account)).includes(pinnedName), 30_000, 250)
     expect(gone, (await names(account)).join(', ')).toBe(true)
   }, 180_000)
 })

@@ -1,8 +1,8 @@
-// Keeping files offline (pins) through the mount against the local service, each figure held
+// Pinning files offline (pins) through the mount against the local service, each figure held
 // against a baseline of the same run. Not a test: it prints figures.
 //
-//   node --import ./test/fuse/fixtures/register-ts.mjs scripts/bench/keep.ts   (from TypeScript)
-//   npm run build && node dist/scripts/bench/keep.js                             (after a build)
+//   node --import ./test/fuse/fixtures/register-ts.mjs scripts/bench/pin.ts    (from TypeScript)
+//   npm run build && node dist/scripts/bench/pin.js                              (after a build)
 //
 // What it measures:
 // - a cold `cat` of a 1 GiB file alone, against a cold `cat` of another 1 GiB file while a pin
@@ -26,10 +26,11 @@
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Transfer } from '../../src/api/types.js'
-import { PINS_FILE } from '../../src/keep/pin-store.js'
+import type { BenchRow } from './results.js'
+import { PINS_FILE } from '../../src/pin/pin-store.js'
 import { STATUS_JSON_FILE, type StatusFileContent } from '../../src/status/status-file.js'
 import {
-  childrenCpuSeconds, type Counters, cpuSeconds, dropCaches, fileOnMount, GiB, machineBusySeconds, MB, mbps, median, MiB, perGiB, quietCounters, ratio, sh,
+  childrenCpuSeconds, type Counters, cpuSeconds, dropCaches, fileOnMount, GiB, machineBusySeconds, MB, mbps, median, MiB, perGiB, quietCounters, sh,
   transferFolder, transferfs, verifiedFetchFloor, waitUntil, withBenchWorld, type BenchWorld,
 } from './world.js'
 
@@ -48,20 +49,18 @@ const NEWEST = 10
 /** What each of the newest transfers holds: files of a few pieces each, the last piece short. */
 const NEWEST_SHAPE = { files: 2, fileSize: 12 * MiB + 12345 }
 
-const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
-const mib = (bytes: number) => `${(bytes / MiB).toFixed(0)} MiB`
-const atLeast = (x: number, limit: number) => `${ratio(x)} (>= ${limit} ${x >= limit ? 'ok' : 'MISS'})`
 const routes = (c: Counters) => Object.entries(c.routes).map(([r, n]) => `${r} ${n}`).join(', ') || 'none'
+const requests = (c: Counters) => Object.values(c.routes).reduce((a, b) => a + b, 0)
 
 async function state(p: string): Promise<string> {
   return (await sh('getfattr', ['--only-values', '-n', 'user.transferfs.state', p])).stdout
 }
 
-/** The keep section of the mount's status.json (rewritten each second while it changes), with when it was written. */
-async function keepStatus(w: BenchWorld): Promise<{ at: number; bytesCached: number } | null> {
+/** The pins section of the mount's status.json (rewritten each second while it changes), with when it was written. */
+async function pinStatus(w: BenchWorld): Promise<{ at: number; bytesCached: number } | null> {
   try {
     const s = JSON.parse(await readFile(path.join(w.env.TRANSFERFS_DATA_DIR!, STATUS_JSON_FILE), 'utf8')) as StatusFileContent
-    const entries = s.keep?.entries ?? []
+    const entries = s.pins?.entries ?? []
     return { at: s.at, bytesCached: entries.reduce((n, e) => n + e.bytesCached, 0) }
   } catch {
     return null
@@ -108,10 +107,14 @@ async function coldCat(w: BenchWorld, pid: number, file: string): Promise<ColdRe
   return { ms: r.ms, mountCpu, readerCpu, serviceCpu, othersCpu: Math.max(0, busy - mountCpu - readerCpu - serviceCpu), counters, dirtyAtStart }
 }
 
-const readFigures = (r: ColdRead) =>
-  `${seconds(r.ms)}, ${mbps(READ, r.ms)}; served ${mib(r.counters.bytesServed)}, ${r.counters.routes.download ?? 0} GETs + ${r.counters.routes.rangehash ?? 0} hash calls; ` +
-  `CPU mount ${perGiB(r.mountCpu, READ)}, service ${perGiB(r.serviceCpu, READ)}; cores busy: ours ${ratio((r.mountCpu + r.readerCpu + r.serviceCpu) / (r.ms / 1000))}, ` +
-  `the rest of the machine ${ratio(r.othersCpu / (r.ms / 1000))}; ${mib(r.dirtyAtStart)} of the page cache dirty at the start`
+/** A cold read's rows in its round's column: the mount's CPU, how busy the rest of the machine was (its dirty page cache at the start goes to stderr). */
+const readRows = (group: string, what: string, r: ColdRead): BenchRow[] => {
+  process.stderr.write(`${group}, ${what}: ${(r.dirtyAtStart / MiB).toFixed(0)} MiB of the page cache dirty at the start\n`)
+  return [
+    { group, figure: `${what}: mount CPU`, value: perGiB(r.mountCpu, READ), unit: 'CPU-s/GiB', how: 'the mount\'s CPU during the read' },
+    { group, figure: `${what}: the rest of the machine`, value: r.othersCpu / (r.ms / 1000), unit: 'cores', how: 'cores busy with other work and the kernel\'s threads (/proc/stat)' },
+  ]
+}
 
 /**
  * Part 1: a cold read alone and beside a pin fetching, in rounds (the two files swapped in
@@ -129,7 +132,11 @@ async function readBesidePin(w: BenchWorld, files: [Transfer, Transfer], pinned:
     await dropCaches()
     const a = await coldCat(w, pid, aloneFile)
     alone.push(a)
-    rows.push([`round ${round}: cold cat of 1 GiB alone`, readFigures(a)])
+    const group = `round ${round}`
+    rows.push(
+      { group, figure: 'cold cat alone', value: mbps(READ, a.ms), unit: 'MB/s', how: 'cat of a cold 1 GiB file, fresh mount, caches dropped' },
+      ...readRows(group, 'alone', a),
+    )
 
     process.stderr.write(`round ${round}: a cold read while a 2 GiB pin fetches...\n`)
     pid = await freshMount(w)
@@ -138,8 +145,8 @@ async function readBesidePin(w: BenchWorld, files: [Transfer, Transfer], pinned:
     await dropCaches()
     const t0 = performance.now()
     await transferfs(w.env, ['pin', pinFile])
-    let before = await keepStatus(w)
-    if (!(await waitUntil(async () => ((before = await keepStatus(w))?.bytesCached ?? 0) >= UNDER_WAY, 120_000, 100))) {
+    let before = await pinStatus(w)
+    if (!(await waitUntil(async () => ((before = await pinStatus(w))?.bytesCached ?? 0) >= UNDER_WAY, 120_000, 100))) {
       throw new Error(`the pin of ${pinFile} had ${before?.bytesCached ?? 0} bytes on disk after 2 minutes`)
     }
     const ranMs = performance.now() - t0
@@ -150,7 +157,7 @@ async function readBesidePin(w: BenchWorld, files: [Transfer, Transfer], pinned:
     let reading = true
     const sampling = (async () => {
       while (reading) {
-        const s = await keepStatus(w)
+        const s = await pinStatus(w)
         if (s && s.at !== samples.at(-1)?.at) samples.push(s)
         await new Promise((r) => setTimeout(r, 100))
       }
@@ -162,20 +169,20 @@ async function readBesidePin(w: BenchWorld, files: [Transfer, Transfer], pinned:
     const within = samples.filter((s) => s.at >= startedAt && s.at <= endedAt)
     const early = within[0]
     const late = within.at(-1)
-    const onDisk = early && late
-      ? `${mib(early.bytesCached)} at +${seconds(early.at - startedAt)} -> ${mib(late.bytesCached)} at +${seconds(late.at - startedAt)} (+${mib(late.bytesCached - early.bytesCached)})`
-      : 'status.json was not rewritten during the read'
     rows.push(
-      [`round ${round}: the same beside the pin of a 2 GiB file`, readFigures(b)],
-      ['  the pin before the read', `${mib(before!.bytesCached)} on disk ${seconds(ranMs)} after \`transferfs pin\` (${mbps(before!.bytesCached, ranMs)})`],
-      ['  the pin while the reader ran: served beyond the read\'s 1 GiB; on disk (status.json)', `${mib(b.counters.bytesServed - READ)}; ${onDisk}`],
-      [`  round ${round}: speed beside the pin / alone (target >= 0.8)`, atLeast(a.ms / b.ms, 0.8)],
+      { group, figure: 'cold cat beside the pin', value: mbps(READ, b.ms), unit: 'MB/s', baseline: 'cold cat alone', ratio: a.ms / b.ms, target: '>= 0.8 (the median round)', how: 'cat of the other cold 1 GiB file while a 2 GiB pin fetches' },
+      ...readRows(group, 'beside', b),
+      { group, figure: 'the pin before the read', value: before!.bytesCached / MiB, unit: 'MiB', how: `on disk (status.json) ${(ranMs / 1000).toFixed(1)} s after transferfs pin` },
+      { group, figure: 'the pin while the reader ran: served', value: (b.counters.bytesServed - READ) / MiB, unit: 'MiB', how: 'the service\'s bytes served beyond the read\'s 1 GiB' },
+      { group, figure: 'the pin while the reader ran: on disk', value: early && late ? (late.bytesCached - early.bytesCached) / MiB : NaN, unit: 'MiB', how: 'growth of the pin\'s bytes on disk in status.json within the read' },
     )
   }
   const total = (rs: ColdRead[]) => rs.reduce((n, r) => n + r.ms, 0)
+  const roundsHow = `${ROUNDS} rounds, the two files swapped each round`
   rows.push(
-    ['cold read beside a 2 GiB pin / alone: the median round (target >= 0.8)', atLeast(median(alone.map((a, i) => a.ms / beside[i]!.ms)), 0.8)],
-    ['  all rounds\' time together (target >= 0.8)', atLeast(total(alone) / total(beside), 0.8)],
+    { figure: 'cold cat alone, all rounds', value: mbps(ROUNDS * READ, total(alone)), unit: 'MB/s', how: roundsHow },
+    { figure: 'cold cat beside a 2 GiB pin, all rounds', value: mbps(ROUNDS * READ, total(beside)), unit: 'MB/s', baseline: 'cold cat alone, all rounds', ratio: total(alone) / total(beside), target: '>= 0.8', how: roundsHow },
+    { figure: 'the median round', value: median(alone.map((a, i) => a.ms / beside[i]!.ms)), unit: '× alone', target: '>= 0.8', how: 'speed beside the pin / alone, the median of the rounds' },
   )
   return alone
 }
@@ -210,14 +217,21 @@ async function pinRate(w: BenchWorld, t: Transfer, coldReads: ColdRead[]): Promi
   const floorServiceCpu = (await cpuSeconds(service.pid) - floorCpu0) / 2
   const rate = RATE / MB / (ms / 1000)
   rows.push(
-    ['pin of a cold 1 GiB file until `pinned`', `${seconds(ms)}, ${mbps(RATE, ms)} (the command returned after ${seconds(cmd.ms)}; from then ${mbps(RATE, ms - cmd.ms)}); served ${ratio(c.bytesServed / RATE)}, hashed ${ratio(c.bytesHashed / RATE)} of the file; ${routes(c)}`],
-    ['  CPU: mount, service; cores busy: ours, the rest of the machine', `${perGiB(mountCpu, RATE)}, ${perGiB(serviceCpu, RATE)}; ${ratio((mountCpu + serviceCpu) / (ms / 1000))}, ${ratio(Math.max(0, busy - mountCpu - serviceCpu) / (ms / 1000))}`],
-    ['curl of the same file (the raw link); cores busy, all of the machine', `${seconds(curl.ms)}, ${mbps(RATE, curl.ms)}; ${ratio(curlBusy / (curl.ms / 1000))}`],
-    ['curl | md5sum of the same file (the floor): CPU curl + md5sum, service', `${seconds(floor.ms)}, ${mbps(RATE, floor.ms)}; ${perGiB(floor.cpuS, RATE)}, ${perGiB(floorServiceCpu, RATE)}`],
-    ['  pin rate / curl', ratio(rate / (RATE / MB / (curl.ms / 1000)))],
-    ['  pin rate / curl | md5sum', ratio(rate / (RATE / MB / (floor.ms / 1000)))],
-    ['  pin rate / the cold cats alone above (median)', ratio(rate / (READ / MB / (median(coldReads.map((r) => r.ms)) / 1000)))],
-    ['  mount CPU per GiB / curl + md5sum\'s', ratio(mountCpu / floor.cpuS)],
+    { figure: 'curl of the file (the raw link)', value: mbps(RATE, curl.ms), unit: 'MB/s', how: `curl to /dev/null; ${(curlBusy / (curl.ms / 1000)).toFixed(2)} cores busy` },
+    { figure: 'curl | md5sum (the floor)', value: mbps(RATE, floor.ms), unit: 'MB/s', how: 'a fetch that checks every byte, best of 2 by CPU' },
+    { figure: 'the floor: CPU of curl + md5sum', value: perGiB(floor.cpuS, RATE), unit: 'CPU-s/GiB', how: `bash's times; the service ${perGiB(floorServiceCpu, RATE).toFixed(2)} CPU-s/GiB` },
+    { figure: 'the cold cats alone above, median', value: READ / MB / (median(coldReads.map((r) => r.ms)) / 1000), unit: 'MB/s', how: 'part 1' },
+    { figure: 'pin of a cold 1 GiB file until pinned', value: rate, unit: 'MB/s', baseline: 'curl of the file (the raw link)', ratio: rate / (RATE / MB / (curl.ms / 1000)),
+      how: `transferfs pin until user.transferfs.state says pinned (the command returned after ${(cmd.ms / 1000).toFixed(1)} s)` },
+    { figure: '  the same / the floor', value: rate, unit: 'MB/s', baseline: 'curl | md5sum (the floor)', ratio: rate / (RATE / MB / (floor.ms / 1000)), how: 'the same pin' },
+    { figure: '  the same / the cold cats', value: rate, unit: 'MB/s', baseline: 'the cold cats alone above, median', ratio: rate / (READ / MB / (median(coldReads.map((r) => r.ms)) / 1000)), how: 'the same pin' },
+    { figure: 'the pin: mount CPU', value: perGiB(mountCpu, RATE), unit: 'CPU-s/GiB', baseline: 'the floor: CPU of curl + md5sum', ratio: mountCpu / floor.cpuS, how: 'the mount\'s CPU until pinned' },
+    { figure: 'the pin: service CPU', value: perGiB(serviceCpu, RATE), unit: 'CPU-s/GiB', how: 'the service process\'s CPU' },
+    { figure: 'the pin: the rest of the machine', value: Math.max(0, busy - mountCpu - serviceCpu) / (ms / 1000), unit: 'cores', how: '/proc/stat less mount and service' },
+    { figure: 'the pin: bytes served', value: c.bytesServed / RATE, unit: '× the file', how: 'the service\'s counters' },
+    { figure: 'the pin: bytes hashed', value: c.bytesHashed / RATE, unit: '× the file', how: 'the service\'s counters' },
+    { figure: 'the pin: range GETs', value: c.routes.download ?? 0, unit: '', how: 'one per 5 MiB piece' },
+    { figure: 'the pin: GetRangeHash calls', value: c.routes.rangehash ?? 0, unit: '', how: 'one per 5 MiB piece' },
   )
 }
 
@@ -248,21 +262,24 @@ async function pinNewest(w: BenchWorld, older: number): Promise<void> {
   }
   const ms = performance.now() - t0
   const c = await quietCounters(service)
+  const newestHow = `the ${NEWEST} newest transfers of ${INBOX} (${NEWEST_SHAPE.files} files of ${(NEWEST_SHAPE.fileSize / MiB).toFixed(2)} MiB each), pinned one by one, each until pinned`
   rows.push(
-    [`a fresh mount and ls inbox/ of ${INBOX} transfers`, `ls ${seconds(ls.ms)}, ${listed} listed; requests (the mount's start and the ls): ${routes(lsCounters)}`],
-    [`pin of the ${NEWEST} newest, one by one, each until pinned (${NEWEST_SHAPE.files} files of ${(NEWEST_SHAPE.fileSize / MiB).toFixed(2)} MiB each)`, `${seconds(ms)}; requests: ${routes(c)}`],
-    ['  served, hashed / the bytes of those transfers', `${ratio(c.bytesServed / bytes)}, ${ratio(c.bytesHashed / bytes)} of ${mib(bytes)}; TLS connections ${c.fileConnections}`],
+    { figure: `a fresh mount and ls inbox/ of ${INBOX}: requests`, value: requests(lsCounters), unit: '', how: `${listed} listed in ${(ls.ms / 1000).toFixed(2)} s; ${routes(lsCounters)}` },
+    { figure: `pin of the ${NEWEST} newest`, value: ms / 1000, unit: 's', how: newestHow },
+    { figure: '  requests', value: requests(c), unit: '', how: routes(c) },
+    { figure: '  bytes served', value: c.bytesServed / bytes, unit: '× their bytes', how: `of ${(bytes / MiB).toFixed(0)} MiB` },
+    { figure: '  bytes hashed', value: c.bytesHashed / bytes, unit: '× their bytes', how: 'the service\'s counters' },
+    { figure: '  TLS connections', value: c.fileConnections, unit: '', how: 'TLS connections the file server accepted' },
   )
 }
 
-await withBenchWorld('keep', {}, async (w) => {
+await withBenchWorld('pin', {}, async (w) => {
   const started = performance.now()
   process.stderr.write('seeding two 1 GiB files and a 2 GiB file...\n')
   const reads = await w.service.seed(2, { fileSize: READ, subjectPrefix: 'Read GiB' })
   const [pinned] = await w.service.seed(1, { fileSize: PINNED, subjectPrefix: 'Pinned two GiB' })
-  w.rows.push(['files', 'each read and pin on a fresh mount with an empty cache, after dropping the kernel\'s caches; cat at the default readahead'])
   const coldReads = await readBesidePin(w, [reads[0]!, reads[1]!], pinned!)
   await pinRate(w, reads[0]!, coldReads)
   await pinNewest(w, reads.length + 1)
-  w.rows.push(['the whole bench took', seconds(performance.now() - started)])
+  process.stderr.write(`the whole step took ${((performance.now() - started) / 1000).toFixed(0)} s\n`)
 })

@@ -1,30 +1,30 @@
-// The keeper: files of pinned transfers, searches or the whole inbox on this machine before
-// anyone opens them. A pin keeps its files in the disk cache (never evicted, their whole size
+// The pinner: puts the files of pinned transfers, searches or the whole inbox on this machine
+// before anyone opens them. A pin keeps its files in the disk cache (never evicted, their whole size
 // set aside in its budget, so a pin that cannot fit is refused at once and nothing is
 // half-fetched and dropped) and fetches what is missing in the background, one file at a
 // time, below every read (the read path's fetchAll). A pin is saved before it is acknowledged
-// (pin-store.ts), and on every start the keeper takes its pins up again: the bytes already on
+// (pin-store.ts), and on every start the pinner takes its pins up again: the bytes already on
 // disk are not fetched again. A pinned inbox or search keeps each transfer it lists later,
-// found when the arrivals check sees it. What a pin covered stays kept until it is unpinned.
+// found when the arrivals check sees it. What a pin covered stays pinned until it is unpinned.
 import type { Logger } from '../base/log.js'
 import { plainText } from '../base/shown-text.js'
 import type { Transfer } from '../api/types.js'
-import { NoRoomError, type CacheKeeping, type RemoteFile } from '../read/source.js'
-import type { KeepStatus, KeepStatusEntry } from './status.js'
+import { NoRoomError, type CachePinning, type RemoteFile } from '../read/source.js'
+import type { PinStatus, PinStatusEntry } from './status.js'
 import { FsError } from '../vfs/core.js'
-import { sameScope, stateText, type Keeping, type KeptTransfers, type KeepTarget, type PinScope } from '../vfs/keeping.js'
+import { sameScope, stateText, type Pinning, type PinnedTransfers, type PinTarget, type PinScope } from '../vfs/pinning.js'
 import type { MetadataStore } from '../vfs/metadata.js'
-import { damageText, keptCopy, type PinStore, type SavedPin } from './pin-store.js'
+import { damageText, pinnedCopy, type PinStore, type SavedPin } from './pin-store.js'
 import { coveredBy } from './resolve.js'
 import { RateWindow } from './rate-window.js'
 
-export interface KeeperConfig {
-  content: CacheKeeping
-  /** Read only once started: the mount makes the keeper before the tree whose store this is. */
+export interface PinnerConfig {
+  content: CachePinning
+  /** Read only once started: the mount makes the pinner before the tree whose store this is. */
   readonly store: MetadataStore
   pins: PinStore
   /** Told when a pin's files are all on disk after fetching (its label). */
-  onKept?: (label: string) => void
+  onPinned?: (label: string) => void
   log?: Logger
 }
 
@@ -34,11 +34,11 @@ interface Trouble {
   note: string
 }
 
-export class Keeper implements Keeping, KeptTransfers {
-  private readonly content: CacheKeeping
+export class Pinner implements Pinning, PinnedTransfers {
+  private readonly content: CachePinning
   private readonly pins: PinStore
   /** Every file some pin covers, by cache key. */
-  private kept = new Map<string, RemoteFile>()
+  private pinnedFiles = new Map<string, RemoteFile>()
   /** Files a definitive answer stopped (a transfer gone or expired), by cache key: the reason. */
   private readonly failed = new Map<string, string>()
   private readonly troubles = new Map<SavedPin, Trouble>()
@@ -51,7 +51,7 @@ export class Keeper implements Keeping, KeptTransfers {
   private readonly rate = new RateWindow()
   private reconciling: Promise<void> | null = null
 
-  constructor(private readonly cfg: KeeperConfig) {
+  constructor(private readonly cfg: PinnerConfig) {
     this.content = cfg.content
     this.pins = cfg.pins
   }
@@ -60,12 +60,12 @@ export class Keeper implements Keeping, KeptTransfers {
   async start(): Promise<void> {
     if (this.pins.damage) this.cfg.log?.warn(damageText(this.pins.damage))
     for (const pin of this.pins.list()) {
-      await this.keepFiles(pin, pin.files).catch((e: unknown) => this.troubled(pin, e))
+      await this.pinFiles(pin, pin.files).catch((e: unknown) => this.troubled(pin, e))
       if (this.pinCached(pin) >= this.pinSize(pin)) this.complete.add(pin)
     }
     // Room set aside for files no pin covers any more (pins removed while unmounted, a pins
     // file deleted) goes back to the cache.
-    await this.content.keepOnly(this.pins.list().flatMap((p) => p.files)).catch((e: unknown) => this.cfg.log?.warn(`could not release what no pin keeps: ${(e as Error).message}`))
+    await this.content.pinOnly(this.pins.list().flatMap((p) => p.files)).catch((e: unknown) => this.cfg.log?.warn(`could not release what no pin keeps: ${(e as Error).message}`))
     this.worker = this.work()
     void this.reconcile()
   }
@@ -78,21 +78,21 @@ export class Keeper implements Keeping, KeptTransfers {
     await this.reconciling
   }
 
-  // ---- Keeping (the tree's attributes) ----------------------------------------------------------
+  // ---- Pinning (the tree's attributes) ----------------------------------------------------------
 
   isPinned(scope: PinScope): boolean {
     return this.pins.find(scope) !== undefined
   }
 
   isCovered(file: RemoteFile): boolean {
-    return this.kept.has(file.cacheKey)
+    return this.pinnedFiles.has(file.cacheKey)
   }
 
-  // ---- KeptTransfers (what the tree shows of kept transfers) -----------------------------------
+  // ---- PinnedTransfers (what the tree shows of pinned transfers) -----------------------------------
 
-  /** Some file of the transfer is kept: expired, it stays listed and readable from the cache. */
+  /** Some file of the transfer is pinned: expired, it stays listed and readable from the cache. */
   has(transferid: string): boolean {
-    for (const f of this.kept.values()) if (f.transferId === transferid) return true
+    for (const f of this.pinnedFiles.values()) if (f.transferId === transferid) return true
     return false
   }
 
@@ -113,39 +113,39 @@ export class Keeper implements Keeping, KeptTransfers {
     return undefined
   }
 
-  async stateOf(target: KeepTarget): Promise<string> {
+  async stateOf(target: PinTarget): Promise<string> {
     const { files } = await target.covered()
-    const pinned = this.isPinned(target.scope) || (files.length > 0 && files.every((f) => this.kept.has(f.cacheKey)))
+    const pinned = this.isPinned(target.scope) || (files.length > 0 && files.every((f) => this.pinnedFiles.has(f.cacheKey)))
     const size = files.reduce((n, f) => n + f.size, 0)
     const cached = files.reduce((n, f) => n + Math.min(f.size, this.content.cachedBytes(f)), 0)
     const failed = files.map((f) => this.failed.get(f.cacheKey)).find((r) => r !== undefined) ?? null
     return stateText(pinned, cached, size, failed)
   }
 
-  async pin(target: KeepTarget): Promise<void> {
+  async pin(target: PinTarget): Promise<void> {
     if (this.isPinned(target.scope)) return this.retry(target)
     const { files, transfers } = await target.covered()
     try {
-      await this.content.keep(files)
+      await this.content.pin(files)
     } catch (e) {
       if (e instanceof NoRoomError) throw new FsError('ENOSPC', `${target.label} cannot be kept: ${e.message}`)
       throw e
     }
     try {
-      await this.pins.add({ scope: target.scope, label: target.label, since: Date.now(), files, transfers: transfers.map(keptCopy) })
+      await this.pins.add({ scope: target.scope, label: target.label, since: Date.now(), files, transfers: transfers.map(pinnedCopy) })
     } catch (e) {
       // Not saved, so not pinned: the room set aside goes back.
-      await this.content.unkeep(files.filter((f) => !this.kept.has(f.cacheKey)))
+      await this.content.unpin(files.filter((f) => !this.pinnedFiles.has(f.cacheKey)))
       throw e
     }
-    for (const f of files) this.kept.set(f.cacheKey, f)
+    for (const f of files) this.pinnedFiles.set(f.cacheKey, f)
     for (const f of files) this.failed.delete(f.cacheKey)
     this.cfg.log?.info(`pinned ${target.label}: ${files.length} files to keep on this machine`)
     this.kick()
   }
 
   /** Pinned again: the files whose fetching stopped on a failure are tried again. */
-  private async retry(target: KeepTarget): Promise<void> {
+  private async retry(target: PinTarget): Promise<void> {
     const { files } = await target.covered()
     const again = files.filter((f) => this.failed.delete(f.cacheKey))
     if (again.length === 0) return
@@ -153,7 +153,7 @@ export class Keeper implements Keeping, KeptTransfers {
     this.kick()
   }
 
-  async unpin(target: KeepTarget): Promise<void> {
+  async unpin(target: PinTarget): Promise<void> {
     await this.unpinScope(target.scope)
   }
 
@@ -174,17 +174,17 @@ export class Keeper implements Keeping, KeptTransfers {
     this.troubles.delete(pin)
     const still = new Map<string, RemoteFile>()
     for (const p of this.pins.list()) for (const f of p.files) still.set(f.cacheKey, f)
-    const released = [...this.kept.values()].filter((f) => !still.has(f.cacheKey))
-    this.kept = still
+    const released = [...this.pinnedFiles.values()].filter((f) => !still.has(f.cacheKey))
+    this.pinnedFiles = still
     if (this.current && !still.has(this.current.file.cacheKey)) this.current.abort.abort(new DOMException('unpinned', 'AbortError'))
-    await this.content.unkeep(released)
+    await this.content.unpin(released)
     this.cfg.log?.info(`unpinned ${pin.label}`)
   }
 
   /** Drops the cached bytes of the files below `target` that no pin keeps; the bytes freed. */
-  async free(target: KeepTarget): Promise<number> {
+  async free(target: PinTarget): Promise<number> {
     let freed = 0
-    for (const f of (await target.covered()).files) if (!this.kept.has(f.cacheKey)) freed += await this.content.free(f)
+    for (const f of (await target.covered()).files) if (!this.pinnedFiles.has(f.cacheKey)) freed += await this.content.free(f)
     return freed
   }
 
@@ -210,8 +210,8 @@ export class Keeper implements Keeping, KeptTransfers {
         const known = new Set(pin.files.map((f) => f.cacheKey))
         const added = now.files.filter((f) => !known.has(f.cacheKey))
         // The newest description of each file (a download URL may have changed since it was saved).
-        for (const f of now.files) if (this.kept.has(f.cacheKey)) this.kept.set(f.cacheKey, f)
-        if (added.length > 0) await this.keepFiles(pin, added)
+        for (const f of now.files) if (this.pinnedFiles.has(f.cacheKey)) this.pinnedFiles.set(f.cacheKey, f)
+        if (added.length > 0) await this.pinFiles(pin, added)
         // Saved again only when something changed: what is covered, or a transfer's details (a new expiry).
         if (added.length === 0 && now.transfers.every((t) => sameTransfer(pin, t))) continue
         await this.pins.cover(pin, added, now.transfers)
@@ -226,10 +226,10 @@ export class Keeper implements Keeping, KeptTransfers {
     this.kick()
   }
 
-  private async keepFiles(pin: SavedPin, files: readonly RemoteFile[]): Promise<void> {
-    await this.content.keep(files)
+  private async pinFiles(pin: SavedPin, files: readonly RemoteFile[]): Promise<void> {
+    await this.content.pin(files)
     if (this.troubles.get(pin)?.state === 'no room') this.troubles.delete(pin)
-    for (const f of files) this.kept.set(f.cacheKey, f)
+    for (const f of files) this.pinnedFiles.set(f.cacheKey, f)
   }
 
   private troubled(pin: SavedPin, e: unknown): void {
@@ -245,9 +245,9 @@ export class Keeper implements Keeping, KeptTransfers {
     this.wake?.()
   }
 
-  /** The next kept file with bytes missing, in the order of the pins and their files. */
+  /** The next pinned file with bytes missing, in the order of the pins and their files. */
   private next(): RemoteFile | undefined {
-    for (const f of this.kept.values()) if (!this.failed.has(f.cacheKey) && this.content.cachedBytes(f) < f.size) return f
+    for (const f of this.pinnedFiles.values()) if (!this.failed.has(f.cacheKey) && this.content.cachedBytes(f) < f.size) return f
     return undefined
   }
 
@@ -280,7 +280,7 @@ export class Keeper implements Keeping, KeptTransfers {
     }
   }
 
-  /** Keeping `file` stopped short: it is not fetched again until pinned again or remounted. */
+  /** Pinning `file` stopped short: it is not fetched again until pinned again or remounted. */
   private giveUp(file: RemoteFile, reason: string): void {
     this.failed.set(file.cacheKey, reason)
     this.cfg.log?.warn(`keeping ${plainText(file.fileName)} stopped: ${plainText(reason)}; pin it again or remount to try again`)
@@ -292,13 +292,13 @@ export class Keeper implements Keeping, KeptTransfers {
       if (this.complete.has(pin) || this.pinCached(pin) < this.pinSize(pin)) continue
       this.complete.add(pin)
       this.cfg.log?.info(`${pin.label} is kept on this machine`)
-      this.cfg.onKept?.(pin.label)
+      this.cfg.onPinned?.(pin.label)
     }
   }
 
   private cachedTotal(): number {
     let n = 0
-    for (const f of this.kept.values()) n += Math.min(f.size, this.content.cachedBytes(f))
+    for (const f of this.pinnedFiles.values()) n += Math.min(f.size, this.content.cachedBytes(f))
     return n
   }
 
@@ -312,20 +312,20 @@ export class Keeper implements Keeping, KeptTransfers {
 
   // ---- status ----------------------------------------------------------------------------------
 
-  status(): KeepStatus {
+  status(): PinStatus {
     const fetching = this.current?.file.cacheKey
     const rate = this.rate.perSecond()
-    const entries: KeepStatusEntry[] = this.pins.list().map((pin) => {
+    const entries: PinStatusEntry[] = this.pins.list().map((pin) => {
       const bytesTotal = this.pinSize(pin)
       const bytesCached = this.pinCached(pin)
       const failures = pin.files.map((f) => this.failed.get(f.cacheKey)).filter((r): r is string => r !== undefined)
       const trouble = this.troubles.get(pin)
       const active = fetching !== undefined && pin.files.some((f) => f.cacheKey === fetching)
-      let state: KeepStatusEntry['state'] = bytesCached >= bytesTotal ? 'kept' : active ? 'fetching' : 'waiting'
+      let state: PinStatusEntry['state'] = bytesCached >= bytesTotal ? 'pinned' : active ? 'fetching' : 'waiting'
       let note: string | null = null
       if (failures.length > 0) {
         note = `${failures.length} file${failures.length === 1 ? '' : 's'} could not be fetched: ${failures[0]}; pin it again or remount to try again`
-        if (state !== 'kept' && !active) state = 'failed'
+        if (state !== 'pinned' && !active) state = 'failed'
       }
       if (trouble) {
         note = trouble.note
@@ -350,5 +350,5 @@ export class Keeper implements Keeping, KeptTransfers {
 /** The pin holds these details of the transfer already (nothing to save again). */
 function sameTransfer(pin: SavedPin, transfer: Transfer): boolean {
   const had = pin.transfers?.find((t) => t.id === transfer.id)
-  return had !== undefined && JSON.stringify(had) === JSON.stringify(keptCopy(transfer))
+  return had !== undefined && JSON.stringify(had) === JSON.stringify(pinnedCopy(transfer))
 }

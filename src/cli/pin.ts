@@ -1,16 +1,17 @@
 // `transferfs pin PATH...`, `unpin PATH...` and `free PATH...`: keep transfers on this machine
-// (src/keep), let them go, or drop the cached bytes of what no pin keeps ("free up space").
+// (src/pin), let them go, or drop the cached bytes of what no pin keeps ("free up space").
 // The running mount does the work: the command asks it through its control socket
 // (control.ts) and prints one line per path. The same pin is the extended attribute
 // `user.transferfs.pin` on the mount, for scripts and file managers. What the mount does
-// for each is keep-control.ts.
+// for each is ../pin/control.ts.
 import type { Command } from 'commander'
 import { realpath } from 'node:fs/promises'
 import path from 'node:path'
 import { plainText } from '../base/shown-text.js'
 import { loadSettings } from '../config/index.js'
 import { addSettingFlags } from './compose.js'
-import { askMount, type ControlOp } from './control.js'
+import type { ControlOp } from '../pin/control.js'
+import { askMount } from './control.js'
 import { addExamples } from './output/examples.js'
 import { CliError, EXIT } from './output/exit-codes.js'
 import { writeJson } from './output/json.js'

@@ -1,7 +1,7 @@
-// What the keep-offline mount tests share: a transfer of random files made on the service, and
+// What the pin mount tests share: a transfer of random files made on the service, and
 // what a pin looks like from outside the mount (the state attribute, the status, a file's MD5).
 import { createHash, randomFillSync } from 'node:crypto'
-import type { KeepStatusEntry } from '../../src/keep/status.js'
+import type { PinStatusEntry } from '../../src/pin/status.js'
 import { run, waitFor } from '../support/mount.js'
 import type { TestService } from '../support/service.js'
 import { cli, serviceClient } from './harness.js'
@@ -55,15 +55,15 @@ export async function md5sum(p: string): Promise<string> {
  * The pins status lists once `ready` holds for them: status.json is rewritten within a second
  * of a change, so a pin the state attribute already calls complete may still show as fetching.
  */
-export async function keepEntriesWhen(ready: (entries: KeepStatusEntry[]) => boolean, timeoutMs = 10_000): Promise<KeepStatusEntry[]> {
-  let entries = await keepEntries()
-  await waitFor(async () => ready((entries = await keepEntries())), timeoutMs, 250)
+export async function pinEntriesWhen(ready: (entries: PinStatusEntry[]) => boolean, timeoutMs = 10_000): Promise<PinStatusEntry[]> {
+  let entries = await pinEntries()
+  await waitFor(async () => ready((entries = await pinEntries())), timeoutMs, 250)
   return entries
 }
 
 /** The pins `transferfs status --json` lists. */
-export async function keepEntries(): Promise<KeepStatusEntry[]> {
+export async function pinEntries(): Promise<PinStatusEntry[]> {
   const r = await cli(['status', '--json'])
   if (r.code !== 0) throw new Error(`transferfs status --json: ${r.stderr}`)
-  return (JSON.parse(r.stdout) as { keep?: { entries: KeepStatusEntry[] } }).keep?.entries ?? []
+  return (JSON.parse(r.stdout) as { pins?: { entries: PinStatusEntry[] } }).pins?.entries ?? []
 }

@@ -1,14 +1,14 @@
-// Files kept offline (pinned), as the disk cache sees them: which files' segments eviction
+// Pinned files (kept offline), as the disk cache sees them: which files' segments eviction
 // must leave alone, the room set aside for each (its whole size in records, fetched or
 // not), and how much each file has in the cache. The list is saved in the cache folder
-// (kept-v1.json), replaced whole and synced, so that a remount, a kill or a reboot reads
+// (kept-v1.json: LIST_NAME), replaced whole and synced, so that a remount, a kill or a reboot reads
 // it back before the cache's first eviction. What the user pinned lives elsewhere and is
 // resolved to files again at each mount; this list only has to keep their bytes safe
 // until then.
 //
-// The budget: the files kept set aside their whole size, and every other cached block
+// The budget: the pinned files set aside their whole size, and every other cached block
 // shares what is left (diskCacheBytes less that). Ordinary reads can then never fill the
-// room a pin was promised, and a pin never needs to evict to fit, only to drop unkept
+// room a pin was promised, and a pin never needs to evict to fit, only to drop unpinned
 // bytes past the smaller share.
 import { readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -17,6 +17,11 @@ import { formatBytes } from '../base/format-bytes.js'
 import { parseStateText, setAside } from '../base/state-file.js'
 import { recordBytes } from './cache-records.js'
 
+/**
+ * The list's file name, from before the feature's code said "pin": it stays, because a cache
+ * folder written by an earlier version must be read after an upgrade (a new name would drop
+ * every pinned file's room until its pins were resolved again, and leave the old file behind).
+ */
 const LIST_NAME = 'kept-v1.json'
 
 /** Bytes a file of `size` bytes takes in the disk cache once every block is there: one record per block. */
@@ -26,21 +31,21 @@ export function reservedBytes(size: number, blockSize: number): number {
   return whole * recordBytes(blockSize) + (rest > 0 ? recordBytes(rest) : 0)
 }
 
-/** What the disk cache holds now, for judging whether more files can be kept. */
+/** What the disk cache holds now, for judging whether more files can be pinned. */
 export interface CacheRoom {
   /** diskCacheBytes. */
   budgetBytes: number
-  /** Set aside for the files kept already. */
-  keptBytes: number
+  /** Set aside for the files pinned already. */
+  pinnedBytes: number
   /** Of those, in the cache's files now. */
-  keptStoredBytes: number
+  pinnedStoredBytes: number
   /** Bytes of the other files' segments (which eviction may remove). */
   otherBytes: number
   /** Bytes the cache may still take from its disk (free space less the mount's margin); null when not known. */
   freeBytes: number | null
 }
 
-/** Files about to be kept: the room they need in all, and what of it is in the cache already. */
+/** Files about to be pinned: the room they need in all, and what of it is in the cache already. */
 export interface Adding {
   reservedBytes: number
   storedBytes: number
@@ -48,17 +53,17 @@ export interface Adding {
 
 /** Null when the files fit; otherwise how many more bytes they need, and a sentence saying so. */
 export function roomShortfall(room: CacheRoom, adding: Adding): { needed: number; message: string } | null {
-  const overBudget = room.keptBytes + adding.reservedBytes - room.budgetBytes
+  const overBudget = room.pinnedBytes + adding.reservedBytes - room.budgetBytes
   if (overBudget > 0) {
     return {
       needed: overBudget,
-      message: `needs ${formatBytes(overBudget)} more room in the cache (diskCacheBytes ${formatBytes(room.budgetBytes)}, ${formatBytes(room.keptBytes)} kept)`,
+      message: `needs ${formatBytes(overBudget)} more room in the cache (diskCacheBytes ${formatBytes(room.budgetBytes)}, ${formatBytes(room.pinnedBytes)} kept)`,
     }
   }
   if (room.freeBytes === null) return null
-  // What is still to be written: the rest of the files kept already (promised before) and of
+  // What is still to be written: the rest of the files pinned already (promised before) and of
   // the new ones. What may take it: free space, and the other files' bytes eviction can remove.
-  const toWrite = Math.max(0, room.keptBytes - room.keptStoredBytes) + Math.max(0, adding.reservedBytes - adding.storedBytes)
+  const toWrite = Math.max(0, room.pinnedBytes - room.pinnedStoredBytes) + Math.max(0, adding.reservedBytes - adding.storedBytes)
   const evictable = Math.max(0, room.otherBytes - adding.storedBytes)
   const overDisk = toWrite - (Math.max(0, room.freeBytes) + evictable)
   if (overDisk <= 0) return null
@@ -68,20 +73,20 @@ export function roomShortfall(room: CacheRoom, adding: Adding): { needed: number
   }
 }
 
-export interface KeptEntry {
+export interface PinnedEntry {
   /** The file's id in the disk cache (a hash of its cache key). */
   id: string
   /** Bytes set aside for it (reservedBytes). */
   reserved: number
 }
 
-export class KeptFiles {
-  /** Kept files by id: bytes set aside for each. */
-  private readonly kept = new Map<string, number>()
-  private keptTotal = 0
-  /** Bytes of segment files per file, and of kept files' segments in all. */
+export class PinnedFiles {
+  /** Pinned files by id: bytes set aside for each. */
+  private readonly pinned = new Map<string, number>()
+  private pinnedTotal = 0
+  /** Bytes of segment files per file, and of pinned files' segments in all. */
   private readonly stored = new Map<string, number>()
-  private keptStored = 0
+  private pinnedStored = 0
   /** Bytes of verified blocks (the records' lengths) per file. */
   private readonly verified = new Map<string, number>()
   /** Saves of the list, one after another, each writing the list as it is when its turn comes. */
@@ -92,10 +97,10 @@ export class KeptFiles {
   /**
    * The list saved in `dir`. A list that cannot be parsed (a damaged disk: it is only ever
    * replaced whole) is set aside as kept-v1.json.damaged and the cache starts with none
-   * kept; the pins are kept again when they are next resolved.
+   * pinned; the pins' files are pinned again when the pins are next resolved.
    */
-  static async load(dir: string): Promise<KeptFiles> {
-    const files = new KeptFiles(join(dir, LIST_NAME))
+  static async load(dir: string): Promise<PinnedFiles> {
+    const files = new PinnedFiles(join(dir, LIST_NAME))
     let text: string | null = null
     try {
       text = await readFile(files.path, 'utf8')
@@ -113,36 +118,36 @@ export class KeptFiles {
     return files
   }
 
-  /** The kept files' ids. */
+  /** The pinned files' ids. */
   ids(): string[] {
-    return [...this.kept.keys()]
+    return [...this.pinned.keys()]
   }
 
   has(id: string): boolean {
-    return this.kept.has(id)
+    return this.pinned.has(id)
   }
 
   get size(): number {
-    return this.kept.size
+    return this.pinned.size
   }
 
-  /** Bytes set aside for kept files. */
+  /** Bytes set aside for pinned files. */
   get reservedBytes(): number {
-    return this.keptTotal
+    return this.pinnedTotal
   }
 
-  /** Bytes of kept files' segments. */
-  get keptStoredBytes(): number {
-    return this.keptStored
+  /** Bytes of pinned files' segments. */
+  get pinnedStoredBytes(): number {
+    return this.pinnedStored
   }
 
   /**
    * Bytes other files' blocks may still take in a cache of `budget` bytes holding `stored`:
-   * the budget less what is set aside for kept files (or what they hold, when more, with
-   * `keptIncoming` more coming) less what the other files hold.
+   * the budget less what is set aside for pinned files (or what they hold, when more, with
+   * `pinnedIncoming` more coming) less what the other files hold.
    */
-  otherRoom(budget: number, stored: number, keptIncoming = 0): number {
-    return budget - Math.max(this.keptTotal, this.keptStored + keptIncoming) - (stored - this.keptStored)
+  otherRoom(budget: number, stored: number, pinnedIncoming = 0): number {
+    return budget - Math.max(this.pinnedTotal, this.pinnedStored + pinnedIncoming) - (stored - this.pinnedStored)
   }
 
   storedBytes(id: string): number {
@@ -156,7 +161,7 @@ export class KeptFiles {
   /** The file's segments grew (or shrank, `n` < 0) by `n` bytes. */
   addStored(id: string, n: number): void {
     bump(this.stored, id, n)
-    if (this.kept.has(id)) this.keptStored += n
+    if (this.pinned.has(id)) this.pinnedStored += n
   }
 
   /** The file's verified blocks grew (or shrank) by `n` bytes. */
@@ -164,9 +169,9 @@ export class KeptFiles {
     bump(this.verified, id, n)
   }
 
-  /** Keeps the files, saved before it resolves; when the save fails they are not kept and it rejects. */
-  async keep(entries: readonly KeptEntry[]): Promise<void> {
-    const added = entries.filter((e) => !this.kept.has(e.id))
+  /** Pins the files, saved before it resolves; when the save fails they are not pinned and it rejects. */
+  async pin(entries: readonly PinnedEntry[]): Promise<void> {
+    const added = entries.filter((e) => !this.pinned.has(e.id))
     for (const e of added) this.add(e)
     try {
       await this.save()
@@ -176,11 +181,11 @@ export class KeptFiles {
     }
   }
 
-  /** Keeps the files no more, saved before it resolves; when the save fails they stay kept and it rejects. */
-  async unkeep(ids: readonly string[]): Promise<void> {
-    const removed: KeptEntry[] = []
+  /** Unpins the files, saved before it resolves; when the save fails they stay pinned and it rejects. */
+  async unpin(ids: readonly string[]): Promise<void> {
+    const removed: PinnedEntry[] = []
     for (const id of ids) {
-      const reserved = this.kept.get(id)
+      const reserved = this.pinned.get(id)
       if (reserved === undefined) continue
       this.remove(id)
       removed.push({ id, reserved })
@@ -194,24 +199,24 @@ export class KeptFiles {
     }
   }
 
-  private add(e: KeptEntry): void {
-    if (this.kept.has(e.id)) return
-    this.kept.set(e.id, e.reserved)
-    this.keptTotal += e.reserved
-    this.keptStored += this.storedBytes(e.id)
+  private add(e: PinnedEntry): void {
+    if (this.pinned.has(e.id)) return
+    this.pinned.set(e.id, e.reserved)
+    this.pinnedTotal += e.reserved
+    this.pinnedStored += this.storedBytes(e.id)
   }
 
   private remove(id: string): void {
-    const reserved = this.kept.get(id)
+    const reserved = this.pinned.get(id)
     if (reserved === undefined) return
-    this.kept.delete(id)
-    this.keptTotal -= reserved
-    this.keptStored -= this.storedBytes(id)
+    this.pinned.delete(id)
+    this.pinnedTotal -= reserved
+    this.pinnedStored -= this.storedBytes(id)
   }
 
   private save(): Promise<void> {
     const next = this.saving.catch(() => {}).then(() => {
-      const files = Object.fromEntries(this.kept)
+      const files = Object.fromEntries(this.pinned)
       return writeFileDurably(this.path, `${JSON.stringify({ version: 1, files })}\n`)
     })
     this.saving = next
@@ -226,13 +231,13 @@ function bump(map: Map<string, number>, id: string, n: number): void {
 }
 
 /** The entries of a saved list, or null when it is not one. */
-function parseList(text: string): KeptEntry[] | null {
+function parseList(text: string): PinnedEntry[] | null {
   try {
     const parsed = parseStateText(text, LIST_NAME)
     if (typeof parsed !== 'object' || parsed === null) return null
     const { version, files } = parsed as { version?: unknown; files?: unknown }
     if (version !== 1 || typeof files !== 'object' || files === null) return null
-    const out: KeptEntry[] = []
+    const out: PinnedEntry[] = []
     for (const [id, reserved] of Object.entries(files)) {
       if (!/^[0-9a-f]{40}$/.test(id) || typeof reserved !== 'number' || !Number.isSafeInteger(reserved) || reserved < 0) return null
       out.push({ id, reserved })
