@@ -93,15 +93,19 @@ describe('the state of what is being sent', () => {
 
   it('reading every state serves no file byte and makes no request, even of a transfer not opened yet', async () => {
     const mnt = world.account.mountDir
-    // A transfer to this user, listed in inbox/ and never opened: its files are not known here.
-    const init = await world.client.transfers.initialize({ subject: 'Not opened', to: [USER.email] })
-    const data = bytes(100_000, 4)
-    await world.client.upload.uploadFile({
-      transferUrl: init.transferurl, transferId: init.transferid, transferKey: init.transferkey, fileName: 'n.bin',
-      source: { size: data.length, read: async (a, b) => data.subarray(a, b) },
-    })
-    await world.client.transfers.complete(init.transferid, init.transferkey)
-    const listed = (): Promise<boolean> => fsp.readdir(path.join(mnt, 'inbox')).then((names) => names.some((n) => n.endsWith(`(${init.transferid})`)))
+    // Transfers to this user, listed in inbox/ and never opened.
+    const toSelf = async (subject: string): Promise<string> => {
+      const init = await world.client.transfers.initialize({ subject, to: [USER.email] })
+      const data = bytes(100_000, 4)
+      await world.client.upload.uploadFile({
+        transferUrl: init.transferurl, transferId: init.transferid, transferKey: init.transferkey, fileName: 'n.bin',
+        source: { size: data.length, read: async (a, b) => data.subarray(a, b) },
+      })
+      return (await world.client.transfers.complete(init.transferid, init.transferkey)).id
+    }
+    const notOpened = await toSelf('Not opened')
+    const newest = await toSelf('Newest')
+    const listed = (): Promise<boolean> => fsp.readdir(path.join(mnt, 'inbox')).then((names) => [notOpened, newest].every((id) => names.some((n) => n.endsWith(`(${id})`))))
     expect(await waitFor(listed, 20_000, 500)).toBe(true)
     // sent/ itself cannot be pinned and has no state; each transfer in it has.
     const paths = [outbox(), path.join(mnt, 'inbox')]
