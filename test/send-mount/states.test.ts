@@ -79,15 +79,18 @@ describe('the state of what is being sent', () => {
     const folder = path.join(world.account.mountDir, 'sent', (await fsp.readdir(path.join(world.account.mountDir, 'sent'))).find((n) => n.endsWith(`(${id})`))!)
     // Sent and not kept here: the pin and cache state, as in inbox/.
     expect(await state(folder)).toMatch(/^(online|cached)$/)
+    expect(await fsp.readdir(folder)).toContain('first.txt')
     await world.service.controls.fault({ route: 'savefile', kind: 'stall', count: 1, ms: 8000 })
     const holder = spawn('bash', ['-c', 'exec 3>"$1"; echo added >&3; sleep 6', 'bash', path.join(folder, 'added.txt')], { stdio: 'ignore' })
     try {
       expect(await stateWhen(path.join(folder, 'added.txt'), /^waiting$/)).toBe('waiting')
-      expect(await state(folder)).toBe('waiting')
+      // The transfer's own file counts as sent.
+      expect(await state(folder)).toBe('1 of 2 sent, 1 waiting')
     } finally {
       holder.kill('SIGKILL')
     }
     expect(await stateWhen(path.join(folder, 'added.txt'), /^sending \d+%$/)).toMatch(/^sending \d+%$/)
+    expect(await state(folder)).toMatch(/^1 of 2 sent, 1 sending \d+%$/)
     expect(await stateWhen(folder, /^(online|cached)$/, 30_000)).toMatch(/^(online|cached)$/)
   }, 90_000)
 

@@ -2,6 +2,7 @@
 // pure, from what the status already has of each send.
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
+import { stagedState, type StagingTree } from '../../src/vfs/areas/staging.js'
 import { sendStateText, sendSummaryText, shortReason, stateText, type SendProgress } from '../../src/vfs/state-words.js'
 
 const send = (name: string, state: SendProgress['state'], bytesSent = 0, bytesTotal = 100, lastError: string | null = null): SendProgress =>
@@ -56,5 +57,27 @@ describe('a folder summing up its children', () => {
     expect(stateText(false, 0, 500, null, { pinnedFiles: 3, files: 5 })).toBe('3 of 5 files pinned')
     expect(stateText(false, 0, 500, null, { pinnedFiles: 0, files: 5 })).toBe('online')
     expect(stateText(true, 500, 500, null, { pinnedFiles: 5, files: 5 })).toBe('pinned')
+  })
+})
+
+describe('the state of a staged path', () => {
+  const tree = (sends: SendProgress[]): StagingTree => ({ sends: () => sends }) as unknown as StagingTree
+  const t = tree([
+    send('id1', 'settling'), send('id1/added.txt', 'sending', 30, 100),
+    send('a@b.com/report.pdf', 'failed', 0, 10, 'TooLarge: the file is too large'), send('a@b.com/photos', 'queued'),
+    send('old.txt', 'done', 5, 5),
+  ])
+
+  it('is the innermost send holding it: an entry, a file inside a folder entry', () => {
+    expect(stagedState(t, '/id1/added.txt', false)).toBe('sending 30%')
+    expect(stagedState(t, '/a@b.com/photos/x/y.jpg', false)).toBe('waiting')
+    expect(stagedState(t, '/a@b.com/report.pdf', false)).toBe('failed: the file is too large')
+  })
+
+  it('sums up the sends below a folder; finished ones have left', () => {
+    expect(stagedState(t, '/a@b.com', true)).toBe('1 waiting, 1 failed')
+    expect(stagedState(t, '/', true)).toBe('1 sending 30%, 2 waiting, 1 failed')
+    expect(stagedState(tree([]), '/', true)).toBe('empty')
+    expect(stagedState(t, '/old.txt', false)).toBe('waiting')
   })
 })

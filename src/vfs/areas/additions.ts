@@ -8,6 +8,7 @@ import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import type { MetadataStore } from '../metadata.js'
 import { O_ACCMODE, spliced, splitPath, writeOnly, type Area, type Names, type OpenNode } from './area.js'
 import { stagedNode, stagedState, type SendingParts, type StagingTree } from './staging.js'
+import { sendSummaryText } from '../state-words.js'
 import type { TransferArea } from './transfers.js'
 
 const FORWARD_FILE = '.forward'
@@ -173,11 +174,17 @@ export class SentWithAdditions implements Area {
     return this.remote.listxattr(names)
   }
 
-  /** The state of the files being added to a transfer's folder, summed up; null when none is. */
+  /**
+   * The state of the files being added to a transfer's folder, summed up with the transfer's
+   * own files as sent ("2 of 4 sent, 1 sending 40%, 1 failed"; its files as known now, never
+   * asked of the service); null when none is being added.
+   */
   private async addingTo(folder: string): Promise<string | null> {
-    const p = `/${await this.transferIdOf(folder)}`
-    const adding = this.additions.sends().some((s) => s.state !== 'done' && ('/' + s.name).startsWith(p + '/'))
-    return adding ? stagedState(this.additions, p, true) : null
+    const id = await this.transferIdOf(folder)
+    const adding = this.additions.sends().filter((s) => s.state !== 'done' && s.name.startsWith(id + '/'))
+    if (adding.length === 0) return null
+    const target = await this.remote.pinTarget([folder])
+    return sendSummaryText(adding, (await target?.known())?.files.length ?? 0)
   }
 
   async setxattr(names: Names, name: string, value: Buffer): Promise<void> {

@@ -64,7 +64,9 @@ export function stagedNode(tree: StagingTree, p: string, fh: number): OpenNode {
 export function stagedState(tree: StagingTree, p: string, isDir: boolean): string {
   const key = p.replace(/^\/+|\/+$/g, '')
   const live = tree.sends().filter((s) => s.state !== 'done')
-  const own = live.find((s) => key === s.name || key.startsWith(s.name + '/'))
+  // The innermost send holding the path: the additions' tree also tracks each transfer's own
+  // staging folder, above the files added to it.
+  const own = live.filter((s) => key === s.name || key.startsWith(s.name + '/')).sort((a, b) => b.name.length - a.name.length)[0]
   if (own) return sendStateText(own)
   const under = live.filter((s) => key === '' || s.name.startsWith(key + '/'))
   if (under.length > 0 || isDir) return sendSummaryText(under)
