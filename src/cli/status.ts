@@ -90,13 +90,15 @@ async function watch(dataDir: string): Promise<void> {
 /**
  * The data folder whose status is shown: that of the transferfs mount `where` is on (by
  * default the folder this command runs in), checked to be this user's like its control
- * socket's; else the configured one, said when a path given is on no transferfs mount.
+ * socket's; else the configured one, said when a path given is on no transferfs mount. Run
+ * inside another user's mount (shared with allowOther) without a path, it is the configured one.
  */
 async function statusFolder(where: string | undefined, configured: string): Promise<string> {
   const [place] = await placesOf([where ?? process.cwd()])
   if (place?.dataDir) {
-    const folder = await openControlPlace(place.dataDir)
-    await folder.close()
+    const checked = openControlPlace(place.dataDir).then((folder) => folder.close())
+    if (where === undefined) return (await checked.then(() => true, () => false)) ? place.dataDir : configured
+    await checked
     return place.dataDir
   }
   if (where !== undefined && !place?.mountPoint) process.stderr.write(`transferfs: ${plainText(notOnMount(place?.path ?? where, configured))}\n`)
