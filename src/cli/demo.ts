@@ -82,7 +82,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
       await client.close()
     }
     const { core } = await composeMount(settings, mountDir, log)
-    const handle = await mountFileSystem(core, mountDir, settings.settings, log)
+    const handle = await mountFileSystem(core, mountDir, settings.settings, log, settings.folders.data)
     process.stdout.write(tryThis(handle.dir, service.user.email))
 
     const stop = (why: string) => {

@@ -39,6 +39,7 @@ export async function mountForeground(dir: string, opts: MountOptions): Promise<
   if (composed.content.diskCacheError) log.warn(`disk cache unavailable, reading through memory only: ${(composed.content.diskCacheError as Error).message}`)
   await runMount(composed.core, dir, settings.settings, {
     log,
+    dataDir: settings.folders.data,
     onReady: (h) => {
       if (process.env[DAEMON_ENV] !== '1') process.stderr.write(`transferfs: ${h.dir} is mounted; Ctrl-C or \`transferfs unmount ${h.dir}\` ends it\n`)
     },

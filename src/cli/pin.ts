@@ -5,13 +5,12 @@
 // `user.transferfs.pin` on the mount, for scripts and file managers. What the mount does
 // for each is ../pin/control.ts.
 import type { Command } from 'commander'
-import { realpath } from 'node:fs/promises'
-import path from 'node:path'
 import { plainText } from '../base/shown-text.js'
 import { loadSettings } from '../config/index.js'
 import { addSettingFlags } from './compose.js'
-import type { ControlOp } from '../pin/control.js'
+import type { ControlOp, ControlResult } from '../pin/control.js'
 import { askMount } from './control.js'
+import { notOnMount, placesOf } from './mount-of-path.js'
 import { addExamples } from './output/examples.js'
 import { CliError, EXIT } from './output/exit-codes.js'
 import { writeJson } from './output/json.js'
@@ -30,9 +29,21 @@ const EXAMPLES: Record<ControlOp, string[]> = {
 
 async function run(op: ControlOp, paths: string[], opts: Record<string, unknown>): Promise<void> {
   const loaded = await loadSettings(opts)
-  // Paths as the mount sees them: symbolic links on the way resolved, like the mount's own root.
-  const absolute = await Promise.all(paths.map(async (p) => realpath(p).catch(() => path.resolve(p))))
-  const results = await askMount(loaded.folders.data, { op, paths: absolute })
+  // Each path goes to the mount it is on (its own data folder's socket); a path on none to
+  // the mount of the configured data folder, as before mounts named theirs.
+  const places = await placesOf(paths)
+  const byMount = new Map<string, number[]>()
+  places.forEach((place, i) => {
+    if (place.mountPoint === null) process.stderr.write(`transferfs: ${plainText(notOnMount(place.path, loaded.folders.data))}\n`)
+    const dataDir = place.dataDir ?? loaded.folders.data
+    byMount.set(dataDir, [...(byMount.get(dataDir) ?? []), i])
+  })
+  const results: ControlResult[] = new Array<ControlResult>(paths.length)
+  for (const [dataDir, at] of byMount) {
+    const answers = await askMount(dataDir, { op, paths: at.map((i) => places[i]!.path) })
+    if (answers.length !== at.length) throw new Error('the mount gave an answer this command does not know')
+    answers.forEach((r, k) => { results[at[k]!] = r })
+  }
   if (opts.json) writeJson(results)
   else {
     // The mount's words, shown as text: a control character in them is not the terminal's to act on.

@@ -8,6 +8,8 @@ import cliProgress from 'cli-progress'
 import type { Command } from 'commander'
 import { loadSettings } from '../config/index.js'
 import { addSettingFlags } from './compose.js'
+import { openControlPlace } from './control-place.js'
+import { notOnMount, placesOf } from './mount-of-path.js'
 import { writeJson } from './output/json.js'
 import { isLive, readStatusFile, STATUS_WRITE_INTERVAL_MS, type StatusFileContent } from '../status/status-file.js'
 import { formatBytes } from '../base/format-bytes.js'
@@ -85,6 +87,24 @@ async function watch(dataDir: string): Promise<void> {
   }
 }
 
+/**
+ * The data folder whose status is shown: that of the transferfs mount `where` is on (by
+ * default the folder this command runs in), checked to be this user's like its control
+ * socket's; else the configured one, said when a path given is on no transferfs mount. Run
+ * inside another user's mount (shared with allowOther) without a path, it is the configured one.
+ */
+async function statusFolder(where: string | undefined, configured: string): Promise<string> {
+  const [place] = await placesOf([where ?? process.cwd()])
+  if (place?.dataDir) {
+    const checked = openControlPlace(place.dataDir).then((folder) => folder.close())
+    if (where === undefined) return (await checked.then(() => true, () => false)) ? place.dataDir : configured
+    await checked
+    return place.dataDir
+  }
+  if (where !== undefined && !place?.mountPoint) process.stderr.write(`transferfs: ${plainText(notOnMount(place?.path ?? where, configured))}\n`)
+  return configured
+}
+
 export function register(program: Command): void {
   const cmd = program
     .command('status')
@@ -92,9 +112,11 @@ export function register(program: Command): void {
     .option('--json', 'print the status as JSON (for scripts) and exit')
     .option('--once', 'print the status once, without live progress bars')
   // No connection setting: only the folders (the data folder holds the status).
-  addSettingFlags(cmd, []).action(async (opts: StatusOptions) => {
+  cmd.argument('[path]', 'a path on the mount to report (default: the mount this command runs inside, else the data folder\'s)')
+  addSettingFlags(cmd, []).action(async (where: string | undefined, opts: StatusOptions) => {
     const { folders } = await loadSettings(opts)
-    const s = await readStatusFile(folders.data)
+    const dataDir = await statusFolder(where, folders.data)
+    const s = await readStatusFile(dataDir)
     if (opts.json) {
       writeJson({ mounted: s !== null && isLive(s), ...(s ?? { entries: [] }) })
       return
@@ -112,6 +134,6 @@ export function register(program: Command): void {
       const { pinnedBytes, otherBytes, budgetBytes } = s.pins.cache
       process.stdout.write(`cache: ${formatBytes(pinnedBytes)} pinned, ${formatBytes(otherBytes)} other, budget ${formatBytes(budgetBytes)}\n`)
     }
-    await watch(folders.data)
+    await watch(dataDir)
   })
 }

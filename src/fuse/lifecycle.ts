@@ -12,6 +12,8 @@ export interface RunMountOptions {
   logLevel?: LogLevel
   /** Called once the mount answers (after the parent, if any, was told). */
   onReady?: (handle: MountHandle) => void
+  /** The data folder the mount serves from (named in the mount's source for the commands to find). */
+  dataDir?: string
 }
 
 /** Mounts and serves until a signal or an external unmount, then exits the process. */
@@ -19,7 +21,7 @@ export async function runMount(core: FileSystemCore, dir: string, settings: Moun
   const log = opts.log ?? stderrLogger(opts.logLevel ?? 'info')
   let handle: MountHandle
   try {
-    handle = await mountFileSystem(core, dir, settings, log)
+    handle = await mountFileSystem(core, dir, settings, log, opts.dataDir)
   } catch (err) {
     await reportFailure(err)
     throw err

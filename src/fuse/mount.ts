@@ -14,7 +14,7 @@ import { ReadWindows } from './read-windows.js'
 import { silentLogger, type Logger } from '../base/log.js'
 import { diagnoseMountFailure } from './mount-failure.js'
 import { unmountWithHelper } from './mount-helper.js'
-import { findMount, isFuseType, type MountEntry } from './mountinfo.js'
+import { findMount, isFuseType, mountSourceName, type MountEntry } from './mountinfo.js'
 
 type FuseOps = Fuse.FuseOps
 type FuseOptions = Fuse.FuseOptions
@@ -117,12 +117,12 @@ export async function checkMountPoint(dir: string): Promise<void> {
   }
 }
 
-function fuseOptions(adapter: FuseAdapter, settings: MountSettings): FuseOptions {
+function fuseOptions(adapter: FuseAdapter, settings: MountSettings, dataDir?: string): FuseOptions {
   return {
     autoUnmount: true, // the mount goes with the process, even after SIGKILL (a user's on fuse3 < 3.15: at the next mount; docs/design.md)
     force: true, // fuse-native cleans an ENOTCONN mountpoint too
     mkdir: true,
-    fsname: FS_NAME,
+    fsname: mountSourceName(FS_NAME, dataDir),
     subtype: FS_NAME,
     attrTimeout: KERNEL_ATTR_TIMEOUT_S,
     entryTimeout: KERNEL_ENTRY_TIMEOUT_S,
@@ -168,7 +168,8 @@ async function raiseReadahead(m: MountEntry, settings: MountSettings, log: Logge
  * Mounts core at dir and resolves once the mount answers. The caller owns the handle:
  * unmount() is the clean way out; `ended` tells of an unmount done by someone else.
  */
-export async function mountFileSystem(core: FileSystemCore, dir: string, settings: MountSettings, log: Logger = silentLogger): Promise<MountHandle> {
+/** `dataDir`: the data folder the mount serves from, named in its source (mountinfo.ts mountSourceName) for the commands to find. */
+export async function mountFileSystem(core: FileSystemCore, dir: string, settings: MountSettings, log: Logger = silentLogger, dataDir?: string): Promise<MountHandle> {
   dir = path.resolve(dir)
   let addon
   try {
@@ -181,7 +182,7 @@ export async function mountFileSystem(core: FileSystemCore, dir: string, setting
   const before = await findMount(dir)
   const adapter = new FuseAdapter(core, settings, log)
   const TunedFuse = tunedFuse(addon.Fuse, addon.backend)
-  const fuse = new TunedFuse(dir, adapter.ops as FuseOps, fuseOptions(adapter, settings))
+  const fuse = new TunedFuse(dir, adapter.ops as FuseOps, fuseOptions(adapter, settings, dataDir))
 
   try {
     await new Promise<void>((resolve, reject) => fuse.mount((err) => (err ? reject(err) : resolve())))

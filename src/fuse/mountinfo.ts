@@ -1,6 +1,7 @@
 // Reading /proc/self/mountinfo: the only way to ask about a mount that never touches
 // the mount itself (stat on a hung FUSE mount can block; on a dead one it fails).
 import { readFile } from 'node:fs/promises'
+import path from 'node:path'
 
 export interface MountEntry {
   /** major:minor of the mount's device (the FUSE connection's minor is its fusectl id). */
@@ -42,3 +43,34 @@ export async function findMount(dir: string): Promise<MountEntry | undefined> {
 }
 
 export const isFuseType = (fsType: string): boolean => fsType === 'fuse' || fsType.startsWith('fuse.')
+
+/**
+ * The mount's source name (libfuse's fsname) as transferfs sets it: `transferfs:` and the data
+ * folder the mount was started with, so that a command given a path on the mount finds that
+ * mount's control socket and status whatever data folder it uses (the demo keeps its own).
+ * Bytes other than letters, digits and `/._-~+@` are written %XX: a comma would split libfuse's
+ * options, and mountinfo escapes blanks and backslashes.
+ */
+export function mountSourceName(base: string, dataDir?: string): string {
+  if (!dataDir) return base
+  return `${base}:${[...Buffer.from(path.resolve(dataDir), 'utf8')].map((b) => /[A-Za-z0-9/._~+@-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('')}`
+}
+
+/** The data folder a source name made by mountSourceName names, or null (another filesystem's, or an older transferfs's). */
+export function dataDirOfSource(base: string, source: string): string | null {
+  const prefix = `${base}:/`
+  if (!source.startsWith(prefix)) return null
+  const text = source.slice(base.length + 1)
+  if (!/^(?:[A-Za-z0-9/._~+@-]|%[0-9A-F]{2})*$/.test(text)) return null
+  return Buffer.from(text.replace(/%([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1').toString('utf8')
+}
+
+/** The mount an absolute path is on: the topmost mount at the deepest mount point that holds it. */
+export function mountHolding(entries: readonly MountEntry[], file: string): MountEntry | undefined {
+  let best: MountEntry | undefined
+  for (const e of entries) {
+    const inside = e.mountPoint === '/' || file === e.mountPoint || file.startsWith(e.mountPoint + '/')
+    if (inside && (!best || e.mountPoint.length >= best.mountPoint.length)) best = e
+  }
+  return best
+}

@@ -12,7 +12,8 @@ import type { Transfer } from '../api/types.js'
 import { NoRoomError, type CachePinning, type RemoteFile } from '../read/source.js'
 import type { PinStatus, PinStatusEntry } from './status.js'
 import { FsError } from '../vfs/core.js'
-import { sameScope, stateText, type Pinning, type PinnedTransfers, type PinTarget, type PinScope } from '../vfs/pinning.js'
+import { stateText } from '../vfs/state-words.js'
+import { sameScope, type Pinning, type PinnedTransfers, type PinTarget, type PinScope } from '../vfs/pinning.js'
 import type { MetadataStore } from '../vfs/metadata.js'
 import { damageText, pinnedCopy, type PinStore, type SavedPin } from './pin-store.js'
 import { coveredBy } from './resolve.js'
@@ -113,13 +114,19 @@ export class Pinner implements Pinning, PinnedTransfers {
     return undefined
   }
 
+  /**
+   * From what is known now, never asking the service (a file manager reads it for every entry
+   * it shows): the files known below the node, or for a pinned transfer not opened yet the
+   * files its pin saved; a transfer neither opened nor pinned reads `online`.
+   */
   async stateOf(target: PinTarget): Promise<string> {
-    const { files } = await target.covered()
-    const pinned = this.isPinned(target.scope) || (files.length > 0 && files.every((f) => this.pinnedFiles.has(f.cacheKey)))
+    const files = (await target.known())?.files ?? this.pins.find(target.scope)?.files ?? []
+    const pinnedFiles = files.filter((f) => this.pinnedFiles.has(f.cacheKey)).length
+    const pinned = this.isPinned(target.scope) || (files.length > 0 && pinnedFiles === files.length)
     const size = files.reduce((n, f) => n + f.size, 0)
     const cached = files.reduce((n, f) => n + Math.min(f.size, this.content.cachedBytes(f)), 0)
     const failed = files.map((f) => this.failed.get(f.cacheKey)).find((r) => r !== undefined) ?? null
-    return stateText(pinned, cached, size, failed)
+    return stateText(pinned, cached, size, failed, { pinnedFiles, files: files.length })
   }
 
   async pin(target: PinTarget): Promise<void> {

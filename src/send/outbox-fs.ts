@@ -61,6 +61,11 @@ export class OutboxFs {
     return buildSendStatus(this.clock.now(), this.engine.entries.values(), this.engine.finished)
   }
 
+  /** The sends as the status has them (StagingTree's, for the state attribute). */
+  sends(): SendStatus['entries'] {
+    return this.status().entries
+  }
+
   retryFailed(): void {
     this.engine.retryFailed()
   }

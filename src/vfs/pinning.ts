@@ -56,6 +56,11 @@ export interface PinTarget {
    * when not known yet; a listing's are those of the transfers opened so far.
    */
   covered(): Promise<Covered>
+  /**
+   * The files below it known now, without asking the service (what the state attribute sums
+   * up): null for a transfer whose files are not known yet (not opened in this mount).
+   */
+  known(): Promise<Covered | null>
 }
 
 export interface Pinning {
@@ -100,18 +105,4 @@ export function pinWanted(value: Buffer): boolean {
   if (v === '' || v === '1' || v === 'yes' || v === 'true' || v === 'on') return true
   if (v === '0' || v === 'no' || v === 'false' || v === 'off') return false
   throw new FsError('EINVAL', `${PIN_XATTR} takes 1 (pin) or 0 (unpin), not "${value.toString('utf8').slice(0, 40)}"`)
-}
-
-/**
- * What `user.transferfs.state` says, from what the cache holds of a node's files and whether
- * it is pinned; `failed`: why fetching some of its files stopped (it is tried again when
- * pinned again or at the next mount).
- */
-export function stateText(pinned: boolean, cachedBytes: number, sizeBytes: number, failed: string | null = null): string {
-  const percent = sizeBytes > 0 ? Math.floor((100 * cachedBytes) / sizeBytes) : 100
-  const complete = cachedBytes >= sizeBytes
-  if (pinned && !complete && failed !== null) return `pinned, failed: ${failed}`
-  if (pinned) return complete ? 'pinned' : `pinned, fetching ${percent}%`
-  if (complete && sizeBytes > 0) return 'cached'
-  return cachedBytes > 0 ? `partial ${percent}%` : 'online'
 }

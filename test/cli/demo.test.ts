@@ -5,7 +5,7 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { isMounted, tempDir, unmountAll, waitFor } from '../support/mount.js'
-import { startCli } from './harness.js'
+import { cli, startCli } from './harness.js'
 
 afterAll(async () => {
   await unmountAll()
@@ -29,6 +29,22 @@ describe('transferfs demo', () => {
       expect(inbox.length).toBeGreaterThanOrEqual(9)
       const report = inbox.find((n) => n.includes('Quarterly report'))!
       expect(await readFile(path.join(mountDir, 'inbox', report, 'report.txt'), 'utf8')).not.toBe('')
+
+      // As a new user would next: the commands reach the demo's mount, though it keeps its own
+      // data folder and they are given none (the configured one has no mount).
+      const saved = process.env.TRANSFERFS_DATA_DIR
+      process.env.TRANSFERFS_DATA_DIR = path.join(home, 'configured-data')
+      try {
+        const pin = await cli(['pin', path.join(mountDir, 'inbox', report)])
+        expect(pin.code, pin.stderr).toBe(0)
+        expect(pin.stdout).toMatch(/^pinned inbox\/.*Quarterly report/)
+        const status = await cli(['status', '--json', mountDir])
+        expect(status.code, status.stderr).toBe(0)
+        expect((JSON.parse(status.stdout) as { mounted: boolean }).mounted).toBe(true)
+      } finally {
+        if (saved === undefined) delete process.env.TRANSFERFS_DATA_DIR
+        else process.env.TRANSFERFS_DATA_DIR = saved
+      }
 
       await writeFile(path.join(mountDir, 'outbox', 'hello.txt'), 'hello from the demo test\n')
       expect(await waitFor(async () => (await readdir(path.join(mountDir, 'sent'))).some((n) => n.includes('hello.txt')), 30_000, 200)).toBe(true)

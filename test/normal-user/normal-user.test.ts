@@ -254,6 +254,23 @@ describe.skipIf(SKIP !== null)(`a normal user, through the real command line${SK
     expect(touch.stderr).toMatch(/Read-only file system/)
   }, 120_000)
 
+  it('transferfs unpin, pin and status reach the mount their path is on with another data folder configured', async (ctx) => {
+    needs(ctx, true)
+    // As after the demo, which keeps its own data folder: the commands' configured one has no mount.
+    const elsewhere = { env: { TRANSFERFS_DATA_DIR: path.join(home, 'other-data') } }
+    const t = (await inboxDetails(client)).filter((x) => !x.passwordprotected && (x.files ?? []).length > 0)
+      .reduce((a, b) => ((b.size ?? 0) < (a.size ?? 0) ? b : a))
+    const dir = path.join(mountDir, 'inbox', (await lsInbox()).find((n) => n.endsWith(`(${t.id})`))!)
+    const unpin = await transferfs(['unpin', dir], elsewhere)
+    expect(unpin.code, await explain('transferfs unpin', unpin)).toBe(0)
+    const pin = await transferfs(['pin', dir], elsewhere)
+    expect(pin.code, await explain('transferfs pin', pin)).toBe(0)
+    expect(pin.stdout).toMatch(/^pinned inbox\//)
+    const status = await transferfs(['status', '--json', dir], elsewhere)
+    expect(status.code, await explain('transferfs status', status)).toBe(0)
+    expect((JSON.parse(status.stdout) as { mounted: boolean }).mounted).toBe(true)
+  }, 120_000)
+
   it('after kill -9 of the daemon, the next mount of the same folder works', async (ctx) => {
     needs(ctx, true)
     const first = daemon

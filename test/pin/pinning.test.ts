@@ -11,7 +11,8 @@ import type { Transfer } from '../../src/api/types.js'
 import type { RemoteFile } from '../../src/read/source.js'
 import { FsError } from '../../src/vfs/core.js'
 import { run, TS_REGISTER } from '../support/mount.js'
-import { pinWanted, sameScope, stateText, type PinScope } from '../../src/vfs/pinning.js'
+import { pinWanted, sameScope, type PinScope } from '../../src/vfs/pinning.js'
+import { stateText } from '../../src/vfs/state-words.js'
 
 const ref = (id: string) => ({ key: `id:${id}`, via: 'id' as const, token: id })
 

@@ -3,11 +3,12 @@
 // folders are transfer ids) and shown over the transfer's files until they are added;
 // `sent/<folder>/.forward` is write-only (addresses, one per line, forwarded as written).
 import { constants as C } from 'node:fs'
-import type { PinTarget } from '../pinning.js'
+import { STATE_XATTR, type PinTarget } from '../pinning.js'
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import type { MetadataStore } from '../metadata.js'
 import { O_ACCMODE, spliced, splitPath, writeOnly, type Area, type Names, type OpenNode } from './area.js'
-import { stagedNode, type SendingParts, type StagingTree } from './staging.js'
+import { stagedNode, stagedState, type SendingParts, type StagingTree } from './staging.js'
+import { sendSummaryText } from '../state-words.js'
 import type { TransferArea } from './transfers.js'
 
 const FORWARD_FILE = '.forward'
@@ -146,14 +147,44 @@ export class SentWithAdditions implements Area {
     return this.additions.readlink(await this.staged(w.folder, w.rest))
   }
 
+  /**
+   * A file being added answers its send's state (staging.ts stagedState); a transfer's folder
+   * while files are being added to it, theirs summed up; otherwise what the service has answers
+   * as in inbox/ (the pin and cache state: being in sent/ already says it is sent).
+   */
   async getxattr(names: Names, name: string): Promise<Buffer> {
-    if (await this.isLocal(names)) throw new FsError('ENODATA')
+    const w = below(names)
+    if (w.at === 'forward') throw new FsError('ENODATA')
+    const p = await this.stagedIn(names)
+    if (p !== null) {
+      if (name !== STATE_XATTR) throw new FsError('ENODATA')
+      const attr = await this.additions.getattr(p)
+      return Buffer.from(stagedState(this.additions, p, (attr.mode & C.S_IFMT) === C.S_IFDIR), 'utf8')
+    }
+    if (name === STATE_XATTR && w.at === 'transfer' && w.rest.length === 0) {
+      const adding = await this.addingTo(w.folder)
+      if (adding !== null) return Buffer.from(adding, 'utf8')
+    }
     return this.remote.getxattr(names, name)
   }
 
   async listxattr(names: Names): Promise<string[]> {
-    if (await this.isLocal(names)) return []
+    if (below(names).at === 'forward') return []
+    if ((await this.stagedIn(names)) !== null) return [STATE_XATTR]
     return this.remote.listxattr(names)
+  }
+
+  /**
+   * The state of the files being added to a transfer's folder, summed up with the transfer's
+   * own files as sent ("2 of 4 sent, 1 sending 40%, 1 failed"; its files as known now, never
+   * asked of the service); null when none is being added.
+   */
+  private async addingTo(folder: string): Promise<string | null> {
+    const id = await this.transferIdOf(folder)
+    const adding = this.additions.sends().filter((s) => s.state !== 'done' && s.name.startsWith(id + '/'))
+    if (adding.length === 0) return null
+    const target = await this.remote.pinTarget([folder])
+    return sendSummaryText(adding, (await target?.known())?.files.length ?? 0)
   }
 
   async setxattr(names: Names, name: string, value: Buffer): Promise<void> {

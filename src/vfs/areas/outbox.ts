@@ -1,10 +1,13 @@
 // `outbox/`: files copied here are staged on disk and sent as transfers (src/send's
-// OutboxFs does all of it; this maps the mount's names to the staging tree's paths).
+// OutboxFs does all of it; this maps the mount's names to the staging tree's paths), each
+// node's `user.transferfs.state` saying how its send goes.
 // A move into or out of it is a copy: the staged bytes live outside the transfer areas.
+import { constants as C } from 'node:fs'
 import type { NodeAttr, OpenFlags } from '../core.js'
 import { FsError } from '../core.js'
 import type { Area, Names, OpenNode } from './area.js'
-import { stagedNode, type StagingTree } from './staging.js'
+import { stagedNode, stagedState, type StagingTree } from './staging.js'
+import { STATE_XATTR } from '../pinning.js'
 
 const staged = (names: Names): string => '/' + names.join('/')
 
@@ -27,11 +30,19 @@ export class OutboxArea implements Area {
     return stagedNode(this.tree, p, await this.tree.create(p, mode))
   }
 
-  // Extended attributes are not stored: none exist, and setting one is "not supported", so
-  // cp -a and mv fall back to chmod (storing system.posix_acl_* would have cp -a set modes
-  // through the ACL instead).
-  async getxattr(): Promise<Buffer> { throw new FsError('ENODATA') }
-  async listxattr(): Promise<string[]> { return [] }
+  // Extended attributes are not stored: only the send's state is answered, and setting one
+  // is "not supported", so cp -a and mv fall back to chmod (storing system.posix_acl_* would
+  // have cp -a set modes through the ACL instead).
+  async getxattr(names: Names, name: string): Promise<Buffer> {
+    if (name !== STATE_XATTR) throw new FsError('ENODATA')
+    const attr = await this.tree.getattr(staged(names))
+    return Buffer.from(stagedState(this.tree, staged(names), (attr.mode & C.S_IFMT) === C.S_IFDIR), 'utf8')
+  }
+
+  async listxattr(names: Names): Promise<string[]> {
+    await this.tree.getattr(staged(names))
+    return [STATE_XATTR]
+  }
   async setxattr(): Promise<void> { throw new FsError('EOPNOTSUPP') }
   async removexattr(): Promise<void> { throw new FsError('EOPNOTSUPP') }
 

@@ -3,6 +3,7 @@
 // ports the mount's writable areas need from sending.
 import type { NodeAttr, OpenFlags } from '../core.js'
 import type { OpenNode } from './area.js'
+import { sendStateText, sendSummaryText, type SendProgress } from '../state-words.js'
 
 /** The writable half of a file system, as OutboxFs has it (paths relative to its root). */
 export interface StagingTree {
@@ -26,6 +27,8 @@ export interface StagingTree {
   chmod(p: string, mode: number): Promise<void>
   chown(p: string, uid: number, gid: number): Promise<void>
   utimens(p: string, atime: Date | null, mtime: Date | null): Promise<void>
+  /** The sends of this tree as its status has them (the same entries `.status` shows), from memory. */
+  sends(): readonly SendProgress[]
 }
 
 export interface SendingParts {
@@ -49,4 +52,23 @@ export function stagedNode(tree: StagingTree, p: string, fh: number): OpenNode {
     ftruncate: (size) => tree.ftruncate(p, fh, size),
     release: () => tree.release(p, fh),
   }
+}
+
+/**
+ * `user.transferfs.state` of a staged path, from the sends its tree knows (never the service):
+ * a send's own state for its entry and anything inside it (a file in a folder being sent
+ * shows the folder's send); for a folder holding entries (outbox/, a recipient folder), their
+ * states summed up; `waiting` for a file no send has picked up yet. The sends that finished
+ * have left the tree, so only those still in it count.
+ */
+export function stagedState(tree: StagingTree, p: string, isDir: boolean): string {
+  const key = p.replace(/^\/+|\/+$/g, '')
+  const live = tree.sends().filter((s) => s.state !== 'done')
+  // The innermost send holding the path: the additions' tree also tracks each transfer's own
+  // staging folder, above the files added to it.
+  const own = live.filter((s) => key === s.name || key.startsWith(s.name + '/')).sort((a, b) => b.name.length - a.name.length)[0]
+  if (own) return sendStateText(own)
+  const under = live.filter((s) => key === '' || s.name.startsWith(key + '/'))
+  if (under.length > 0 || isDir) return sendSummaryText(under)
+  return 'waiting'
 }

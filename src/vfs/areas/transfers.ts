@@ -238,7 +238,7 @@ export class TransferArea implements Area {
     switch (node.kind) {
       case 'listing': {
         const { scope } = this.listing
-        return scope ? { scope, label, covered: () => this.knownCovered() } : null
+        return scope ? { scope, label, covered: () => this.knownCovered(), known: () => this.knownCovered() } : null
       }
       case 'transfer': {
         const { entry } = node
@@ -248,12 +248,17 @@ export class TransferArea implements Area {
             const contents = await store.contents(entry)
             return contents.state === 'open' ? { files: filesOfTree(contents.tree), transfers: [contents.transfer] } : { files: [], transfers: [] }
           },
+          known: async () => {
+            const contents = store.peekContents(entry)
+            if (!contents) return null
+            return contents.state === 'open' ? { files: filesOfTree(contents.tree), transfers: [contents.transfer] } : { files: [], transfers: [] }
+          },
         }
       }
       case 'folder': case 'file': {
         const { entry } = node
         const covered = { files: node.kind === 'folder' ? filesOfTree(node.dir) : [node.file.remote], transfers: [node.transfer] }
-        return { scope: { kind: 'transfer', place: entry.place, ref: entry.ref, below: names.slice(1) }, label, covered: async () => covered }
+        return { scope: { kind: 'transfer', place: entry.place, ref: entry.ref, below: names.slice(1) }, label, covered: async () => covered, known: async () => covered }
       }
       default: return null
     }
