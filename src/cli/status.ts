@@ -92,8 +92,11 @@ async function watch(dataDir: string): Promise<void> {
  * default the folder this command runs in), checked to be this user's like its control
  * socket's; else the configured one, said when a path given is on no transferfs mount. Run
  * inside another user's mount (shared with allowOther) without a path, it is the configured one.
+ * A `--data-dir` given on this command line is the user's choice and wins over the folder the
+ * command runs in (a path given still names its own mount).
  */
-async function statusFolder(where: string | undefined, configured: string): Promise<string> {
+async function statusFolder(where: string | undefined, configured: string, chosen: boolean): Promise<string> {
+  if (where === undefined && chosen) return configured
   const [place] = await placesOf([where ?? process.cwd()])
   if (place?.dataDir) {
     const checked = openControlPlace(place.dataDir).then((folder) => folder.close())
@@ -115,7 +118,7 @@ export function register(program: Command): void {
   cmd.argument('[path]', 'a path on the mount to report (default: the mount this command runs inside, else the data folder\'s)')
   addSettingFlags(cmd, []).action(async (where: string | undefined, opts: StatusOptions) => {
     const { folders } = await loadSettings(opts)
-    const dataDir = await statusFolder(where, folders.data)
+    const dataDir = await statusFolder(where, folders.data, typeof opts.dataDir === 'string' && opts.dataDir !== '')
     const s = await readStatusFile(dataDir)
     if (opts.json) {
       writeJson({ mounted: s !== null && isLive(s), ...(s ?? { entries: [] }) })

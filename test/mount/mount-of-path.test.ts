@@ -54,6 +54,10 @@ describe('commands reach the mount their path is on', () => {
     const inside = await run(process.execPath, ['--import', TS_REGISTER, CLI, 'status', '--json'], { cwd: path.join(account.mountDir, 'inbox'), timeoutMs: 60_000 })
     expect(inside.code, inside.stderr).toBe(0)
     expect((JSON.parse(inside.stdout) as { mounted: boolean }).mounted).toBe(true)
+    // A --data-dir on the command line is the user's choice: it wins over the folder run in.
+    const chosen = await run(process.execPath, ['--import', TS_REGISTER, CLI, 'status', '--json', '--data-dir', process.env.TRANSFERFS_DATA_DIR!], { cwd: path.join(account.mountDir, 'inbox'), timeoutMs: 60_000 })
+    expect(chosen.code, chosen.stderr).toBe(0)
+    expect((JSON.parse(chosen.stdout) as { mounted: boolean }).mounted).toBe(false)
   }, 60_000)
 
   it('a path on no transferfs mount goes to the configured data folder, and the command says so', async () => {
