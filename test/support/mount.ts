@@ -1,8 +1,11 @@
 // Real mounts for tests, always undone. A test mounts a FileSystemCore in its own
 // process (fine, as long as the test never makes a sync call into the mount: drive it
-// with child processes through run()) or starts a mount daemon process. Every mount is
-// tracked; useMounts() unmounts them after each test, each step within a deadline, and
-// what does not go in time is aborted and detached (fuse-cleanup.ts); an exit hook does the
+// with child processes through run()) or starts a mount daemon process, in a process group
+// of its own. Every mount is tracked; useMounts() undoes them after each test, each step
+// within a deadline: the mount unmounted, or (not gone in time) its connection aborted and
+// detached (fuse-cleanup.ts); then the daemon's group, and the group of any process whose
+// command line names the mount's folder (a daemon `transferfs mount` started in the
+// background), is killed once it has had its moment to end by itself. An exit hook does the
 // same, without waiting, on whatever is left, whatever happened.
 import { spawn } from 'node:child_process'
 import { mkdtemp, readFile } from 'node:fs/promises'
@@ -15,8 +18,8 @@ import { startBackgroundMount } from '../../src/fuse/background.js'
 import { silentLogger, type Logger } from '../../src/base/log.js'
 import { mountFileSystem, type MountHandle, type MountSettings } from '../../src/fuse/mount.js'
 import type { FileSystemCore } from '../../src/vfs/core.js'
-import { forceUnmountUnder, forceUnmountUnderSync, removeTree } from './fuse-cleanup.js'
-import { collectGroup } from '../../scripts/support/process-group.js'
+import { forceUnmountUnder, forceUnmountUnderSync, removeTree, STEP_DEADLINE_MS } from './fuse-cleanup.js'
+import { collectGroup, killGroup, killGroupSync, liveProcesses, liveProcessesSync, processState, type ProcessInfo } from '../../scripts/support/process-group.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** `node --import` this to run the project's TypeScript in a child process. */
@@ -32,18 +35,18 @@ const tracked = new Set<Tracked>()
 
 /**
  * The last resort, at process exit: sync, so nothing may wait on a mount (this process's own
- * mounts cannot answer any more): each connection is aborted before it is detached.
+ * mounts cannot answer any more): each connection is aborted before it is detached, and the
+ * daemons' groups are killed.
  */
 process.once('exit', () => {
+  const processes = liveProcessesSync()
+  const own = processes.find((p) => p.pid === process.pid)?.pgid
   for (const t of tracked) {
-    if (t.pid) {
-      try {
-        process.kill(t.pid, 'SIGKILL')
-      } catch {}
-    }
+    if (t.pid) killGroupSync(t.pid)
     forceUnmountUnderSync(t.dir)
   }
   for (const dir of temps) forceUnmountUnderSync(dir)
+  for (const dir of [...[...tracked].map((t) => t.dir), ...temps]) endNamingSync(processes, dir, own)
 })
 
 /** The suite runs on either FUSE library: TRANSFERFS_FUSE_LIBRARY picks it, for in-process mounts as for the CLI's. */
@@ -135,26 +138,70 @@ export async function isMounted(dir: string): Promise<boolean> {
   return info.split('\n').some((l) => l.split(' ')[4] === dir)
 }
 
-/** ms: for a mount's own clean unmount (the core's shutdown included) and for a daemon's exit after SIGTERM. */
-const UNDO_DEADLINE_MS = 10_000
+/** ms: for an in-process mount's own clean unmount (the core's shutdown included), and for a daemon to end by itself once its mount is gone. */
+const OWN_END_MS = 10_000
+/** ms: for a process group to be gone after SIGKILL. */
+const GROUP_KILL_MS = 5000
+/**
+ * ms: the longest undo of one mount: its own unmount, the helper's unmount, the abort with
+ * fusectl mounted first, the lazy unmount and umount -l (a step each), its daemon's own end,
+ * the group's kill.
+ */
+export const UNDO_DEADLINE_MS = OWN_END_MS + 4 * STEP_DEADLINE_MS + OWN_END_MS + GROUP_KILL_MS
 
-/** Undoes one mount, each step bounded; returns what was left mounted (with why), if anything. */
+/** Undoes one mount, each step bounded: unmount, abort, kill the group; returns what was left mounted (with why), if anything. */
 async function undo(t: Tracked): Promise<string[]> {
   if (t.handle) {
-    await Promise.race([t.handle.unmount().catch(() => {}), new Promise((r) => setTimeout(r, UNDO_DEADLINE_MS))])
+    await Promise.race([t.handle.unmount().catch(() => {}), new Promise((r) => setTimeout(r, OWN_END_MS))])
   }
-  if (t.pid && (await isAlive(t.pid))) {
-    signal(t.pid, 'SIGTERM')
-    if (!(await waitForExit(t.pid, UNDO_DEADLINE_MS / 2))) {
-      signal(t.pid, 'SIGKILL')
-      await waitForExit(t.pid, UNDO_DEADLINE_MS / 2)
-    }
-  }
-  // What did not go by itself: its connection aborted, then detached.
+  // The helper's unmount; what did not go by itself: its connection aborted, then detached.
   const left = await forceUnmountUnder(t.dir)
+  await endGroups(t.dir, t.pid)
   if (t.tmp && left.length === 0) await removeTree(t.tmp).catch(() => {})
   tracked.delete(t)
   return left
+}
+
+/** A path at dir or inside it is on the command line. */
+const names = (p: ProcessInfo, dir: string): boolean => p.cmdline.includes(`${dir}/`) || p.cmdline.includes(`${dir} `) || p.cmdline.endsWith(dir)
+
+let ownGroup: number | undefined
+async function ownProcessGroup(): Promise<number> {
+  return (ownGroup ??= (await liveProcesses()).find((p) => p.pid === process.pid)?.pgid ?? process.pid)
+}
+
+/**
+ * Ends the daemon (pid, the leader of a group of its own) and every process whose command line
+ * names dir: each has until OWN_END_MS to end by itself (a daemon does once its mount is
+ * gone, and an auto_unmount helper once its daemon is), a stopped one is killed at once (it
+ * cannot end by itself, and what waits on it would wait too), then each group is killed
+ * whole. A process in this process's own group (started without one of its own) is killed alone.
+ */
+async function endGroups(dir: string, pid?: number): Promise<void> {
+  const own = await ownProcessGroup()
+  const naming = (await liveProcesses()).filter((p) => p.pid !== process.pid && names(p, dir))
+  const groups = new Set([...(pid ? [pid] : []), ...naming.filter((p) => p.pgid !== own).map((p) => p.pgid)])
+  const alone = naming.filter((p) => p.pgid === own).map((p) => p.pid)
+  const kill = (leader: number): void => (groups.has(leader) ? killGroupSync(leader) : signal(leader, 'SIGKILL'))
+  const leaders = [...groups, ...alone]
+  const end = Date.now() + OWN_END_MS
+  while (leaders.length > 0 && Date.now() < end) {
+    const states = await Promise.all(leaders.map((l) => processState(l)))
+    states.forEach((state, i) => state && /^[Tt]$/.test(state) && kill(leaders[i]!))
+    if (states.every((state) => state === undefined)) break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  for (const p of alone) signal(p, 'SIGKILL')
+  await Promise.all([...groups].map((g) => killGroup(g, GROUP_KILL_MS)))
+}
+
+/** At exit: the groups of the processes naming dir killed, not waited for. */
+function endNamingSync(processes: ProcessInfo[], dir: string, own: number | undefined): void {
+  for (const p of processes) {
+    if (p.pid === process.pid || !names(p, dir)) continue
+    if (p.pgid === p.pid && p.pgid !== own) killGroupSync(p.pgid)
+    else signal(p.pid, 'SIGKILL')
+  }
 }
 
 /** A signal to a process that may have ended meanwhile (a test may have killed it). */
@@ -175,6 +222,9 @@ export async function unmountAll(): Promise<void> {
   }
   for (const dir of [...temps]) {
     temps.delete(dir)
+    // A mount in it that no one tracks (`transferfs mount`'s own daemon): unmounted, and its group ended.
+    await forceUnmountUnder(dir)
+    await endGroups(dir)
     await removeTree(dir).catch((err: Error) => left.push(err.message))
   }
   if (left.length > 0) throw new Error(`left mounted after the test: ${left.join('; ')}`)
