@@ -8,16 +8,15 @@
 // background), is killed once it has had its moment to end by itself. An exit hook does the
 // same, without waiting, on whatever is left, whatever happened.
 import { spawn } from 'node:child_process'
-import { mkdtemp, readFile } from 'node:fs/promises'
+import { mkdtemp, open, readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach } from 'vitest'
 import { DEFAULT_SETTINGS, resolveSettings } from '../../src/config/settings.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
-import { silentLogger, type Logger } from '../../src/base/log.js'
-import { mountFileSystem, type MountHandle, type MountSettings } from '../../src/fuse/mount.js'
-import type { FileSystemCore } from '../../src/vfs/core.js'
+import type { MountSettings } from '../../src/fuse/mount.js'
+import type { HostReply, Inspect, MountRequest } from './core-host.js'
 import { forceUnmountUnder, forceUnmountUnderSync, removeTree, STEP_DEADLINE_MS } from './fuse-cleanup.js'
 import { collectGroup, killGroup, killGroupSync, liveProcesses, liveProcessesSync, processState, type ProcessInfo } from '../../scripts/support/process-group.js'
 
@@ -27,7 +26,8 @@ export const TS_REGISTER = path.join(REPO, 'test/fuse/fixtures/register-ts.mjs')
 
 interface Tracked {
   dir: string
-  handle?: MountHandle
+  /** Lets go of a core-host daemon's channel: it unmounts and ends itself. */
+  release?: () => void
   pid?: number
   tmp?: string
 }
@@ -73,17 +73,86 @@ export async function tempDir(prefix = 'transferfs-test-'): Promise<string> {
   return dir
 }
 
-/** Mounts core in this process at a fresh folder (or dir). */
-export async function mountCore(
-  core: FileSystemCore,
-  opts: { settings?: Partial<MountSettings>; dir?: string; log?: Logger } = {},
-): Promise<MountHandle> {
+/** A core a test mounts: the export `make` of `module` called with args (what the IPC channel carries: a Buffer arrives as a Uint8Array). */
+export interface CoreRecipe {
+  module: string
+  make: string
+  args?: unknown[]
+}
+
+/** A core mounted by a daemon of its own (core-host.ts). */
+export interface CoreMount {
+  dir: string
+  /** The daemon: the leader of a process group of its own. */
+  pid: number
+  /** The FUSE library it mounted with. */
+  backend: string
+  /** A value of the daemon's: `core.<name>` (a method is called with args), `windows.reads`, `windows.size`, `ended` ('unmounted' | 'external' once the mount is gone). */
+  inspect<T = unknown>(what: string, ...args: unknown[]): Promise<T>
+  /** The daemon's clean unmount (open files waited for within the grace, the core's shutdown), done when it resolves; the daemon stays to be inspected. */
+  unmount(): Promise<void>
+}
+
+const CORE_HOST = path.join(REPO, 'test/support/core-host.ts')
+/** ms: for a daemon to start, mount and say so. */
+const READY_TIMEOUT_MS = 30_000
+
+/**
+ * Mounts the core `recipe` makes at a fresh folder (or dir), in a daemon of its own process
+ * group: a test never waits on a mount its own process serves, and the teardown can kill
+ * whatever the daemon became. Rejects with the mount's error.
+ */
+export async function mountCore(recipe: CoreRecipe, opts: { settings?: Partial<MountSettings>; dir?: string } = {}): Promise<CoreMount> {
   const tmp = opts.dir ? undefined : await tempDir()
-  const dir = opts.dir ?? path.join(tmp!, 'mnt')
+  const dir = path.resolve(opts.dir ?? path.join(tmp!, 'mnt'))
   const t: Tracked = { dir, tmp }
   tracked.add(t)
-  t.handle = await mountFileSystem(core, dir, { ...TEST_MOUNT_SETTINGS, ...opts.settings }, opts.log ?? silentLogger)
-  return t.handle
+  const log = await open(path.join(path.dirname(dir), 'core-host.log'), 'a')
+  const child = spawn(process.execPath, ['--import', TS_REGISTER, CORE_HOST], { detached: true, stdio: ['ignore', log.fd, log.fd, 'ipc'], serialization: 'advanced' })
+  await log.close()
+  t.pid = child.pid
+  t.release = () => child.connected && child.disconnect()
+  const answers = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
+  let ready: { resolve: (backend: string) => void; reject: (e: Error) => void } | undefined
+  child.on('message', (m: HostReply) => {
+    if (m.type === 'ready') ready?.resolve(m.backend)
+    else if (m.type === 'failed') ready?.reject(new Error(m.message))
+    else {
+      const a = answers.get(m.id)
+      answers.delete(m.id)
+      if (m.error !== undefined) a?.reject(new Error(m.error))
+      else a?.resolve(m.value)
+    }
+  })
+  child.on('exit', (code, sig) => {
+    const gone = new Error(`the mount daemon ended (${sig ?? `exit code ${code}`}); see ${path.join(path.dirname(dir), 'core-host.log')}`)
+    ready?.reject(gone)
+    for (const a of answers.values()) a.reject(gone)
+    answers.clear()
+  })
+  child.unref()
+  child.channel?.unref()
+  const backend = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the mount daemon did not report ready within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS)
+    ready = { resolve: (b) => (clearTimeout(timer), resolve(b)), reject: (e) => (clearTimeout(timer), reject(e)) }
+    const request: MountRequest = { type: 'mount', module: recipe.module, make: recipe.make, args: recipe.args ?? [], dir, settings: { ...TEST_MOUNT_SETTINGS, ...opts.settings } }
+    child.send(request)
+  })
+  let next = 0
+  const ask = (q: Omit<Inspect, 'id'>): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      if (!child.connected) return reject(new Error('the mount daemon is gone'))
+      const id = next++
+      answers.set(id, { resolve, reject })
+      child.send({ ...q, id })
+    })
+  return {
+    dir,
+    pid: child.pid!,
+    backend,
+    inspect: <T>(what: string, ...args: unknown[]) => ask({ type: 'inspect', what, args }) as Promise<T>,
+    unmount: async () => void (await ask({ type: 'unmount' })),
+  }
 }
 
 /** Starts a mount daemon (a .ts script run with the TS loader, given DIR as its argument) and waits until it is ready. */
@@ -151,11 +220,9 @@ export const UNDO_DEADLINE_MS = OWN_END_MS + 4 * STEP_DEADLINE_MS + OWN_END_MS +
 
 /** Undoes one mount, each step bounded: unmount, abort, kill the group; returns what was left mounted (with why), if anything. */
 async function undo(t: Tracked): Promise<string[]> {
-  if (t.handle) {
-    await Promise.race([t.handle.unmount().catch(() => {}), new Promise((r) => setTimeout(r, OWN_END_MS))])
-  }
   // The helper's unmount; what did not go by itself: its connection aborted, then detached.
   const left = await forceUnmountUnder(t.dir)
+  t.release?.()
   await endGroups(t.dir, t.pid)
   if (t.tmp && left.length === 0) await removeTree(t.tmp).catch(() => {})
   tracked.delete(t)

@@ -1,0 +1,85 @@
+// A mount daemon for tests that mount a FileSystemCore of their own: `node --import
+// register-ts.mjs core-host.ts`, started by mountCore() (mount.ts) in a process group of its
+// own, with an IPC channel. The test's first message names the core (an export of a module
+// that makes it), the folder and the settings; the daemon mounts it and says ready. Then it
+// answers the test's questions about the core or the mount (`inspect`), unmounts when asked,
+// and when the test lets go of it (the channel closes: the test ended, or its worker did) it
+// unmounts, within the settings' grace, and exits.
+import { pathToFileURL } from 'node:url'
+import { stderrLogger } from '../../src/base/log.js'
+import { loadFuse } from '../../src/fuse/addon.js'
+import { mountFileSystem, type MountHandle, type MountSettings } from '../../src/fuse/mount.js'
+import type { FileSystemCore } from '../../src/vfs/core.js'
+
+/** What the test sends first: which core, where, how. */
+export interface MountRequest {
+  type: 'mount'
+  /** A module's file, and the name of its export that makes the core from args. */
+  module: string
+  make: string
+  args: unknown[]
+  dir: string
+  settings: MountSettings
+}
+
+/** A question: `what` is a dotted path from the daemon's roots (core, windows, ended); a function there is called with args. */
+export interface Inspect {
+  type: 'inspect' | 'unmount'
+  id: number
+  what?: string
+  args?: unknown[]
+}
+
+export type HostReply =
+  | { type: 'ready'; backend: string }
+  | { type: 'failed'; message: string }
+  | { type: 'answer'; id: number; value?: unknown; error?: string }
+
+const send = (m: HostReply): Promise<void> => new Promise((resolve) => (process.connected ? process.send!(m, () => resolve()) : resolve()))
+
+const request = await new Promise<MountRequest>((resolve) => process.once('message', (m: MountRequest) => resolve(m)))
+const log = stderrLogger('info')
+let handle: MountHandle
+let ended: 'unmounted' | 'external' | undefined
+try {
+  const made = (await import(pathToFileURL(request.module).href)) as Record<string, (...args: unknown[]) => FileSystemCore | Promise<FileSystemCore>>
+  const core = await made[request.make]!(...request.args)
+  handle = await mountFileSystem(core, request.dir, request.settings, log)
+  void handle.ended.then((how) => (ended = how))
+  const roots: Record<string, unknown> = { core, windows: handle.windows, get ended() { return ended } }
+
+  process.on('message', (m: Inspect) => {
+    void (async () => {
+      try {
+        if (m.type === 'unmount') {
+          await handle.unmount()
+          return await send({ type: 'answer', id: m.id })
+        }
+        const names = m.what!.split('.')
+        let owner: unknown
+        let value: unknown = roots
+        for (const name of names) [owner, value] = [value, (value as Record<string, unknown>)[name]]
+        if (typeof value === 'function') value = await (value as (...a: unknown[]) => unknown).apply(owner, m.args ?? [])
+        await send({ type: 'answer', id: m.id, value })
+      } catch (err) {
+        await send({ type: 'answer', id: m.id, error: (err as Error).message })
+      }
+    })()
+  })
+} catch (err) {
+  await send({ type: 'failed', message: (err as Error).message })
+  process.exit(1)
+}
+
+let leaving = false
+/** Unmounted (the grace of the settings bounds it), then gone: fuse-native keeps the event loop alive. */
+function leave(): void {
+  if (leaving) return
+  leaving = true
+  const exit = (): never => process.exit(0)
+  setTimeout(exit, 2 * request.settings.shutdownGraceMs + 1000).unref()
+  handle.unmount().then(exit, exit)
+}
+process.on('disconnect', leave)
+process.on('SIGTERM', leave)
+await send({ type: 'ready', backend: loadFuse(request.settings.fuseLibrary).backend })
