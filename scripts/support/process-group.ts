@@ -71,14 +71,12 @@ function parseStat(pid: number, stat: string, cmdline: string): ProcessInfo | un
 
 /** Every live process (zombies, ended but for their parent's wait, left out). */
 export async function liveProcesses(): Promise<ProcessInfo[]> {
-  const out: ProcessInfo[] = []
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '')
-    const info = stat && parseStat(Number(name), stat, await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => ''))
-    if (info) out.push(info)
-  }
-  return out
+  const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name))
+  const found = await Promise.all(pids.map(async (name) => {
+    const [stat, cmdline] = await Promise.all([readFile(`/proc/${name}/stat`, 'utf8').catch(() => ''), readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')])
+    return stat ? parseStat(Number(name), stat, cmdline) : undefined
+  }))
+  return found.filter((p): p is ProcessInfo => p !== undefined)
 }
 
 export function liveProcessesSync(): ProcessInfo[] {
@@ -106,6 +104,15 @@ export async function processState(pid: number): Promise<string | undefined> {
   return stat ? parseStat(pid, stat, '')?.state : undefined
 }
 
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH'
+  }
+}
+
 function sendToGroup(pgid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(-pgid, sig)
@@ -121,6 +128,8 @@ function sendToGroup(pgid: number, sig: NodeJS.Signals): void {
 export async function killGroup(pgid: number, timeoutMs: number): Promise<ProcessInfo[]> {
   const end = Date.now() + timeoutMs
   for (;;) {
+    // No process has that group any more (not even a zombie): nothing to look for.
+    if (!groupExists(pgid)) return []
     const left = await groupMembers(pgid)
     if (left.length === 0 || Date.now() > end) return left
     sendToGroup(pgid, 'SIGKILL')

@@ -1,12 +1,15 @@
 // A mount daemon for tests that mount a FileSystemCore of their own: `node --import
 // register-ts.mjs core-host.ts`, started by mountCore() (mount.ts) in a process group of its
-// own, with an IPC channel. The test's first message names the core (an export of a module
-// that makes it), the folder and the settings; the daemon mounts it and says ready. Then it
+// own, with an IPC channel, ahead of need (it loads while the test before runs). The test's
+// first message names the core (an export of a module that makes it), the folder, the
+// settings and the log file; the daemon mounts it and says ready. Then it
 // answers the test's questions about the core or the mount (`inspect`), unmounts when asked,
 // and when the test lets go of it (the channel closes: the test ended, or its worker did) it
 // unmounts, within the settings' grace, and exits.
+import { appendFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
-import { stderrLogger } from '../../src/base/log.js'
+import type { Logger } from '../../src/base/log.js'
+import { plainText } from '../../src/base/shown-text.js'
 import { loadFuse } from '../../src/fuse/addon.js'
 import { mountFileSystem, type MountHandle, type MountSettings } from '../../src/fuse/mount.js'
 import type { FileSystemCore } from '../../src/vfs/core.js'
@@ -20,6 +23,8 @@ export interface MountRequest {
   args: unknown[]
   dir: string
   settings: MountSettings
+  /** Where the mount's log lines go. */
+  logFile: string
 }
 
 /** A question: `what` is a dotted path from the daemon's roots (core, windows, ended); a function there is called with args. */
@@ -37,8 +42,17 @@ export type HostReply =
 
 const send = (m: HostReply): Promise<void> => new Promise((resolve) => (process.connected ? process.send!(m, () => resolve()) : resolve()))
 
+// Let go of before it was asked to mount: nothing to undo.
+const waiting = (): never => process.exit(0)
+process.once('disconnect', waiting)
 const request = await new Promise<MountRequest>((resolve) => process.once('message', (m: MountRequest) => resolve(m)))
-const log = stderrLogger('info')
+process.off('disconnect', waiting)
+const line = (level: string) => (msg: string): void => appendFileSync(request.logFile, `core-host ${process.pid}: ${level}: ${plainText(msg)}\n`)
+const log: Logger = { error: line('error'), warn: line('warn'), info: line('info'), debug() {} }
+process.on('uncaughtException', (err) => {
+  log.error(`uncaught: ${err.stack ?? err.message}`)
+  process.exit(1)
+})
 let handle: MountHandle
 let ended: 'unmounted' | 'external' | undefined
 try {

@@ -7,8 +7,8 @@
 // command line names the mount's folder (a daemon `transferfs mount` started in the
 // background), is killed once it has had its moment to end by itself. An exit hook does the
 // same, without waiting, on whatever is left, whatever happened.
-import { spawn } from 'node:child_process'
-import { mkdtemp, open, readFile } from 'node:fs/promises'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -39,6 +39,7 @@ const tracked = new Set<Tracked>()
  * daemons' groups are killed.
  */
 process.once('exit', () => {
+  if (spare?.pid) killGroupSync(spare.pid)
   const processes = liveProcessesSync()
   const own = processes.find((p) => p.pid === process.pid)?.pgid
   for (const t of tracked) {
@@ -97,6 +98,23 @@ const CORE_HOST = path.join(REPO, 'test/support/core-host.ts')
 /** ms: for a daemon to start, mount and say so. */
 const READY_TIMEOUT_MS = 30_000
 
+/** A core host started ahead of need: it loads while the test before runs, so a mount costs a mount, not a node start. */
+let spare: ChildProcess | undefined
+
+function startHost(): ChildProcess {
+  const child = spawn(process.execPath, ['--import', TS_REGISTER, CORE_HOST], { detached: true, stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'advanced' })
+  child.on('error', () => {})
+  child.unref()
+  child.channel?.unref()
+  return child
+}
+
+function takeHost(): ChildProcess {
+  const host = spare?.connected ? spare : startHost()
+  spare = startHost()
+  return host
+}
+
 /**
  * Mounts the core `recipe` makes at a fresh folder (or dir), in a daemon of its own process
  * group: a test never waits on a mount its own process serves, and the teardown can kill
@@ -107,9 +125,8 @@ export async function mountCore(recipe: CoreRecipe, opts: { settings?: Partial<M
   const dir = path.resolve(opts.dir ?? path.join(tmp!, 'mnt'))
   const t: Tracked = { dir, tmp }
   tracked.add(t)
-  const log = await open(path.join(path.dirname(dir), 'core-host.log'), 'a')
-  const child = spawn(process.execPath, ['--import', TS_REGISTER, CORE_HOST], { detached: true, stdio: ['ignore', log.fd, log.fd, 'ipc'], serialization: 'advanced' })
-  await log.close()
+  const logFile = path.join(path.dirname(dir), 'core-host.log')
+  const child = takeHost()
   t.pid = child.pid
   t.release = () => child.connected && child.disconnect()
   const answers = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
@@ -125,18 +142,22 @@ export async function mountCore(recipe: CoreRecipe, opts: { settings?: Partial<M
     }
   })
   child.on('exit', (code, sig) => {
-    const gone = new Error(`the mount daemon ended (${sig ?? `exit code ${code}`}); see ${path.join(path.dirname(dir), 'core-host.log')}`)
+    const gone = new Error(`the mount daemon ended (${sig ?? `exit code ${code}`}); see ${logFile}`)
     ready?.reject(gone)
     for (const a of answers.values()) a.reject(gone)
     answers.clear()
   })
-  child.unref()
-  child.channel?.unref()
   const backend = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the mount daemon did not report ready within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS)
     ready = { resolve: (b) => (clearTimeout(timer), resolve(b)), reject: (e) => (clearTimeout(timer), reject(e)) }
-    const request: MountRequest = { type: 'mount', module: recipe.module, make: recipe.make, args: recipe.args ?? [], dir, settings: { ...TEST_MOUNT_SETTINGS, ...opts.settings } }
+    const request: MountRequest = { type: 'mount', module: recipe.module, make: recipe.make, args: recipe.args ?? [], dir, settings: { ...TEST_MOUNT_SETTINGS, ...opts.settings }, logFile }
     child.send(request)
+  }).catch(async (err: unknown) => {
+    // It mounted nothing (a failed mount undoes itself): it goes now, and the folder, maybe
+    // another mount's, is no longer its to undo.
+    await killGroup(child.pid!, GROUP_KILL_MS)
+    tracked.delete(t)
+    throw err
   })
   let next = 0
   const ask = (q: Omit<Inspect, 'id'>): Promise<unknown> =>
@@ -220,9 +241,14 @@ export const UNDO_DEADLINE_MS = OWN_END_MS + 4 * STEP_DEADLINE_MS + OWN_END_MS +
 
 /** Undoes one mount, each step bounded: unmount, abort, kill the group; returns what was left mounted (with why), if anything. */
 async function undo(t: Tracked): Promise<string[]> {
+  // A core host, let go of, unmounts by itself (its open files waited for, its core shut
+  // down) and ends; a stopped one cannot, and is not waited for.
+  if (t.release && t.pid) {
+    t.release()
+    await waitFor(async () => !/^[RSD]$/.test((await processState(t.pid!)) ?? ''), OWN_END_MS, 20)
+  }
   // The helper's unmount; what did not go by itself: its connection aborted, then detached.
   const left = await forceUnmountUnder(t.dir)
-  t.release?.()
   await endGroups(t.dir, t.pid)
   if (t.tmp && left.length === 0) await removeTree(t.tmp).catch(() => {})
   tracked.delete(t)
@@ -281,7 +307,8 @@ function signal(pid: number, sig: NodeJS.Signals): void {
 /** Undoes every mount and removes every temporary folder; throws, once all is done, naming any mount that would not go. */
 export async function unmountAll(): Promise<void> {
   const left: string[] = []
-  for (const t of [...tracked]) {
+  // The newest first: a mount made over an older one at the same folder (the older one stale), whose helper waits on its daemon, goes first.
+  for (const t of [...tracked].reverse()) {
     left.push(...(await undo(t).catch((err: Error) => {
       tracked.delete(t)
       return [`${t.dir}: ${err.message}`]
