@@ -11,7 +11,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { unmountWithHelper } from '../../src/fuse/mount-helper.js'
 import { parseMountInfo } from '../../src/fuse/mountinfo.js'
-import { collectGroup, killGroup, type GroupResult } from './process-group.js'
+import { collectGroup, killGroup, namesDir, type GroupResult } from './process-group.js'
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -357,13 +357,6 @@ function signal(pid: number): void {
 export async function mountsUnder(dir: string): Promise<string[]> {
   const entries = parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8'))
   return entries.map((e) => e.mountPoint).filter((m) => m === dir || m.startsWith(dir + '/')).sort((a, b) => b.length - a.length)
-}
-
-/** Whether a command line names dir or something below it (an argument, or a word of a `sh -c` script). */
-function namesDir(cmdline: string, dir: string): boolean {
-  // dir followed by the end, a slash or anything that cannot continue a file name: never a sibling such as dir-2.
-  const re = new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w.-])`)
-  return cmdline.split('\0').some((arg) => re.test(arg))
 }
 
 function realUid(status: string): number {

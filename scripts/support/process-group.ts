@@ -60,13 +60,15 @@ export interface ProcessInfo {
   state: string
   pgid: number
   cmdline: string
+  /** The command line as /proc has it, NUL-separated. */
+  rawCmdline: string
 }
 
 function parseStat(pid: number, stat: string, cmdline: string): ProcessInfo | undefined {
   // The command name may hold spaces and parentheses: the fields start after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   if (!fields[0] || fields[0] === 'Z' || fields[0] === 'X') return undefined
-  return { pid, state: fields[0], pgid: Number(fields[2]), cmdline: cmdline.replaceAll('\0', ' ').trim() }
+  return { pid, state: fields[0], pgid: Number(fields[2]), cmdline: cmdline.replaceAll('\0', ' ').trim(), rawCmdline: cmdline }
 }
 
 /** Every live process (zombies, ended but for their parent's wait, left out). */
@@ -140,4 +142,11 @@ export async function killGroup(pgid: number, timeoutMs: number): Promise<Proces
 /** At exit, where nothing can wait: SIGKILL to the group, not waited for. */
 export function killGroupSync(pgid: number): void {
   sendToGroup(pgid, 'SIGKILL')
+}
+
+/** Whether a command line (NUL-separated, as in /proc) names dir or something below it (an argument, or a word of a `sh -c` script). */
+export function namesDir(cmdline: string, dir: string): boolean {
+  // dir followed by the end, a slash or anything that cannot continue a file name: never a sibling such as dir-2.
+  const re = new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w.-])`)
+  return cmdline.split('\0').some((arg) => re.test(arg))
 }

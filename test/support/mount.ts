@@ -18,7 +18,7 @@ import { startBackgroundMount } from '../../src/fuse/background.js'
 import type { MountSettings } from '../../src/fuse/mount.js'
 import type { HostReply, Inspect, MountRequest } from './core-host.js'
 import { forceUnmountUnder, forceUnmountUnderSync, removeTree, STEP_DEADLINE_MS } from './fuse-cleanup.js'
-import { collectGroup, killGroup, killGroupSync, liveProcesses, liveProcessesSync, processState, type ProcessInfo } from '../../scripts/support/process-group.js'
+import { collectGroup, killGroup, killGroupSync, liveProcesses, liveProcessesSync, namesDir, processState, type ProcessInfo } from '../../scripts/support/process-group.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** `node --import` this to run the project's TypeScript in a child process. */
@@ -255,8 +255,7 @@ async function undo(t: Tracked): Promise<string[]> {
   return left
 }
 
-/** A path at dir or inside it is on the command line. */
-const names = (p: ProcessInfo, dir: string): boolean => p.cmdline.includes(`${dir}/`) || p.cmdline.includes(`${dir} `) || p.cmdline.endsWith(dir)
+const names = (p: ProcessInfo, dir: string): boolean => namesDir(p.rawCmdline, dir)
 
 let ownGroup: number | undefined
 async function ownProcessGroup(): Promise<number> {
