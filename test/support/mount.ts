@@ -303,6 +303,17 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   } catch {}
 }
 
+/**
+ * Undoes what is mounted at dir or in it that this harness does not track (`transferfs mount`
+ * run by the test), as a tracked mount is: unmounted, aborted if it does not go, then the
+ * groups of the processes naming dir (its daemon among them) killed. Returns what was left mounted.
+ */
+export async function undoMountsAt(dir: string): Promise<string[]> {
+  const left = await forceUnmountUnder(dir)
+  await endGroups(dir)
+  return left
+}
+
 /** Undoes every mount and removes every temporary folder; throws, once all is done, naming any mount that would not go. */
 export async function unmountAll(): Promise<void> {
   const left: string[] = []
@@ -316,8 +327,7 @@ export async function unmountAll(): Promise<void> {
   for (const dir of [...temps]) {
     temps.delete(dir)
     // A mount in it that no one tracks (`transferfs mount`'s own daemon): unmounted, and its group ended.
-    await forceUnmountUnder(dir)
-    await endGroups(dir)
+    await undoMountsAt(dir)
     await removeTree(dir).catch((err: Error) => left.push(err.message))
   }
   if (left.length > 0) throw new Error(`left mounted after the test: ${left.join('; ')}`)
