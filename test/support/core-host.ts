@@ -42,31 +42,42 @@ export type HostReply =
 
 const send = (m: HostReply): Promise<void> => new Promise((resolve) => (process.connected ? process.send!(m, () => resolve()) : resolve()))
 
-// Let go of before it was asked to mount: nothing to undo.
-const waiting = (): never => process.exit(0)
-process.once('disconnect', waiting)
+let handle: MountHandle | undefined
+let leaving = false
+/** Unmounted (the grace of the settings bounds it), then gone: fuse-native keeps the event loop alive. */
+function leave(): void {
+  if (leaving) return
+  leaving = true
+  const exit = (): never => process.exit(0)
+  // Let go of before its mount was made: nothing to undo (a mount half made goes with the process).
+  if (!handle) exit()
+  setTimeout(exit, 2 * request.settings.shutdownGraceMs + 1000).unref()
+  handle!.unmount().then(exit, exit)
+}
+process.on('disconnect', leave)
+process.on('SIGTERM', leave)
+
 const request = await new Promise<MountRequest>((resolve) => process.once('message', (m: MountRequest) => resolve(m)))
-process.off('disconnect', waiting)
 const line = (level: string) => (msg: string): void => appendFileSync(request.logFile, `core-host ${process.pid}: ${level}: ${plainText(msg)}\n`)
 const log: Logger = { error: line('error'), warn: line('warn'), info: line('info'), debug() {} }
 process.on('uncaughtException', (err) => {
   log.error(`uncaught: ${err.stack ?? err.message}`)
   process.exit(1)
 })
-let handle: MountHandle
 let ended: 'unmounted' | 'external' | undefined
 try {
   const made = (await import(pathToFileURL(request.module).href)) as Record<string, (...args: unknown[]) => FileSystemCore | Promise<FileSystemCore>>
   const core = await made[request.make]!(...request.args)
-  handle = await mountFileSystem(core, request.dir, request.settings, log)
-  void handle.ended.then((how) => (ended = how))
-  const roots: Record<string, unknown> = { core, windows: handle.windows, get ended() { return ended } }
+  const mounted = await mountFileSystem(core, request.dir, request.settings, log)
+  handle = mounted
+  void mounted.ended.then((how) => (ended = how))
+  const roots: Record<string, unknown> = { core, windows: mounted.windows, get ended() { return ended } }
 
   process.on('message', (m: Inspect) => {
     void (async () => {
       try {
         if (m.type === 'unmount') {
-          await handle.unmount()
+          await mounted.unmount()
           return await send({ type: 'answer', id: m.id })
         }
         const names = m.what!.split('.')
@@ -85,15 +96,4 @@ try {
   process.exit(1)
 }
 
-let leaving = false
-/** Unmounted (the grace of the settings bounds it), then gone: fuse-native keeps the event loop alive. */
-function leave(): void {
-  if (leaving) return
-  leaving = true
-  const exit = (): never => process.exit(0)
-  setTimeout(exit, 2 * request.settings.shutdownGraceMs + 1000).unref()
-  handle.unmount().then(exit, exit)
-}
-process.on('disconnect', leave)
-process.on('SIGTERM', leave)
 await send({ type: 'ready', backend: loadFuse(request.settings.fuseLibrary).backend })
