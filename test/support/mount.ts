@@ -1,12 +1,12 @@
-// Real mounts for tests, always undone. A test mounts a FileSystemCore in its own
-// process (fine, as long as the test never makes a sync call into the mount: drive it
-// with child processes through run()) or starts a mount daemon process, in a process group
-// of its own. Every mount is tracked; useMounts() undoes them after each test, each step
-// within a deadline: the mount unmounted, or (not gone in time) its connection aborted and
-// detached (fuse-cleanup.ts); then the daemon's group, and the group of any process whose
-// command line names the mount's folder (a daemon `transferfs mount` started in the
-// background), is killed once it has had its moment to end by itself. An exit hook does the
-// same, without waiting, on whatever is left, whatever happened.
+// Real mounts for tests, always undone. No mount is served by the test's own process: a
+// test starts a mount daemon (startDaemon), or has a core of its own mounted by one
+// (mountCore, core-host.ts), each the leader of a process group of its own, and drives the
+// mount with child processes (run()). Every mount is tracked; useMounts() undoes them after
+// each test, each step within a deadline: the mount unmounted, or (not gone in time) its
+// connection aborted and detached (fuse-cleanup.ts); then the daemon's group, and the group
+// of any process whose command line names the mount's folder (a daemon `transferfs mount`
+// started in the background), is killed once it has had its moment to end by itself. An exit
+// hook does the same, without waiting, on whatever is left, whatever happened.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, readFile } from 'node:fs/promises'
 import os from 'node:os'
@@ -34,9 +34,9 @@ interface Tracked {
 const tracked = new Set<Tracked>()
 
 /**
- * The last resort, at process exit: sync, so nothing may wait on a mount (this process's own
- * mounts cannot answer any more): each connection is aborted before it is detached, and the
- * daemons' groups are killed.
+ * The last resort, at process exit: sync, so nothing may wait on a mount (a daemon killed
+ * here answers no more): the daemons' groups are killed (the spare core host's too), and each
+ * connection is aborted before it is detached.
  */
 process.once('exit', () => {
   if (spare?.pid) killGroupSync(spare.pid)
@@ -50,7 +50,7 @@ process.once('exit', () => {
   for (const dir of [...[...tracked].map((t) => t.dir), ...temps]) endNamingSync(processes, dir, own)
 })
 
-/** The suite runs on either FUSE library: TRANSFERFS_FUSE_LIBRARY picks it, for in-process mounts as for the CLI's. */
+/** The suite runs on either FUSE library: TRANSFERFS_FUSE_LIBRARY picks it, for a test's own core as for the CLI's mounts. */
 export const TEST_MOUNT_SETTINGS: MountSettings = {
   ...DEFAULT_SETTINGS,
   fuseLibrary: resolveSettings({ env: { TRANSFERFS_FUSE_LIBRARY: process.env.TRANSFERFS_FUSE_LIBRARY } }).settings.fuseLibrary,
@@ -228,7 +228,7 @@ export async function isMounted(dir: string): Promise<boolean> {
   return info.split('\n').some((l) => l.split(' ')[4] === dir)
 }
 
-/** ms: for an in-process mount's own clean unmount (the core's shutdown included), and for a daemon to end by itself once its mount is gone. */
+/** ms: for a core host's own clean unmount (the core's shutdown included), and for a daemon to end by itself once its mount is gone. */
 const OWN_END_MS = 10_000
 /** ms: for a process group to be gone after SIGKILL. */
 const GROUP_KILL_MS = 5000
