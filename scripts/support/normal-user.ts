@@ -5,12 +5,13 @@
 // cannot run elsewhere, and what to change.
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import { accessSync, constants, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { chmod, chown, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { chmod, chown, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { unmountWithHelper } from '../../src/fuse/mount-helper.js'
 import { parseMountInfo } from '../../src/fuse/mountinfo.js'
-import { collectGroup, type GroupResult } from './process-group.js'
+import { collectGroup, killGroup, namesDir, type GroupResult } from './process-group.js'
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -120,9 +121,9 @@ interface Exec {
   stderr: string
 }
 
-function exec(cmd: string, args: string[]): Promise<Exec> {
+function exec(cmd: string, args: string[], timeoutMs = 30_000): Promise<Exec> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { timeout: 30_000, env: { ...process.env, PATH: `${process.env.PATH ?? ''}:${SYSTEM_PATH}`, LC_ALL: 'C' } }, (err, stdout, stderr) => {
+    execFile(cmd, args, { timeout: timeoutMs, killSignal: 'SIGKILL', env: { ...process.env, PATH: `${process.env.PATH ?? ''}:${SYSTEM_PATH}`, LC_ALL: 'C' } }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout: String(stdout), stderr: String(stderr || (err && typeof err.code !== 'number' ? err.message : '')) })
     })
   })
@@ -309,37 +310,53 @@ export async function removeUserFolders(): Promise<void> {
   }
 }
 
+/** ms: for each step of releasing a folder (the unmount, the daemons' own end, the group's kill). */
+const RELEASE_STEP_MS = 5000
+
 /**
- * Ends the user's processes that name something under dir on their command line (mount
- * daemons, their fusermount helpers) and detaches every mount under dir, as root. Leaves
- * the folder itself in place. Processes of the user about other folders are not touched:
- * other test files may be using the same user at the same time.
+ * Undoes the user's mounts under dir and ends the user's processes that name something under
+ * it (mount daemons, their fusermount helpers), as root, each step bounded: the helper's
+ * unmount; what is still there has its FUSE connection aborted (fusectl: every call waiting
+ * on it ends) and is detached; then each such process's group (a daemon leads its own) is
+ * killed, once the daemons had their moment to end by themselves. Leaves the folder itself
+ * in place. Processes of the user about other folders are not touched: other test files may
+ * be using the same user at the same time.
  */
 export async function releaseFolder(user: NormalUser, dir: string): Promise<void> {
-  for (const pid of await processesUnder(user, dir)) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {}
+  for (const mountPoint of await mountsUnder(dir)) await unmountWithHelper(mountPoint, { lazy: false, timeoutMs: RELEASE_STEP_MS })
+  const entries = parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8').catch(() => ''))
+  for (const e of entries.filter((m) => (m.mountPoint === dir || m.mountPoint.startsWith(dir + '/')) && m.fsType.startsWith('fuse'))) {
+    await writeFile(`/sys/fs/fuse/connections/${e.minor}/abort`, '1').catch(() => {})
   }
   // fuse3 installs fusermount3, fuse 2 (or a link some distributions add) fusermount; as
   // root, umount -l detaches whatever neither took.
   for (const tool of ['fusermount3', 'fusermount']) {
-    for (const mountPoint of await mountsUnder(dir)) await exec(tool, ['-uz', mountPoint])
+    for (const mountPoint of await mountsUnder(dir)) await exec(tool, ['-uz', mountPoint], RELEASE_STEP_MS)
   }
-  for (const mountPoint of await mountsUnder(dir)) await exec('umount', ['-l', mountPoint])
+  for (const mountPoint of await mountsUnder(dir)) await exec('umount', ['-l', mountPoint], RELEASE_STEP_MS)
+  const end = Date.now() + RELEASE_STEP_MS
+  while ((await processesUnder(user, dir)).length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100))
+  const groups = new Set<number>()
+  for (const pid of await processesUnder(user, dir)) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')
+    const pgid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2])
+    // The user's processes lead their own groups (runAs, a daemon); one in ours is ended alone.
+    if (pgid === pid) groups.add(pgid)
+    else signal(pid)
+  }
+  await Promise.all([...groups].map((g) => killGroup(g, RELEASE_STEP_MS)))
+}
+
+function signal(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {}
 }
 
 /** Mount points at or below dir, deepest first, from this process's mountinfo. */
 export async function mountsUnder(dir: string): Promise<string[]> {
   const entries = parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8'))
   return entries.map((e) => e.mountPoint).filter((m) => m === dir || m.startsWith(dir + '/')).sort((a, b) => b.length - a.length)
-}
-
-/** Whether a command line names dir or something below it (an argument, or a word of a `sh -c` script). */
-function namesDir(cmdline: string, dir: string): boolean {
-  // dir followed by the end, a slash or anything that cannot continue a file name: never a sibling such as dir-2.
-  const re = new RegExp(`${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w.-])`)
-  return cmdline.split('\0').some((arg) => re.test(arg))
 }
 
 function realUid(status: string): number {

@@ -1,29 +1,36 @@
-// The FUSE adapter on a real mount of an in-memory core, driven by real tools in child
-// processes (this process never calls into its own mount synchronously).
+// The FUSE adapter on a real mount of an in-memory core (served by a mount daemon of its
+// own, test/support/core-host.ts), driven by real tools in child processes.
 import { createHash, randomBytes } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ServiceError } from '../../src/api/errors.js'
-import { FsError } from '../../src/vfs/core.js'
 import { mountCore, python, run, tempDir, useMounts } from '../support/mount.js'
-import { MemoryCore } from './fixtures/memory-core.js'
+import { memory, type MemorySpec } from './fixtures/cores.js'
+import type { MemoryCore } from './fixtures/memory-core.js'
 
 useMounts()
 
+type UtimensCall = MemoryCore['utimensCalls'][number]
+
 const big = randomBytes(3 * 1024 * 1024 + 17)
 
-function sampleCore(): MemoryCore {
-  return new MemoryCore()
-    .addFile('/hello.txt', 'hello world\n', { 'user.md5': 'abc123', 'user.mime_type': 'text/plain' })
-    .addFile('/big.bin', big)
-    .addDir('/docs')
-    .addFile('/docs/a.txt', 'A')
+/** The sample files, with more files and faults. */
+function sample(more: MemorySpec = {}): MemorySpec {
+  return {
+    ...more,
+    dirs: ['/docs'],
+    files: [
+      ['/hello.txt', 'hello world\n', { 'user.md5': 'abc123', 'user.mime_type': 'text/plain' }],
+      ['/big.bin', big],
+      ['/docs/a.txt', 'A'],
+      ...(more.files ?? []),
+    ],
+  }
 }
 
 describe('reading through the adapter', () => {
   it('serves cat, ls -l and md5sum', async () => {
-    const m = await mountCore(sampleCore())
+    const m = await mountCore(memory(sample()))
     const cat = await run('cat', [path.join(m.dir, 'hello.txt')])
     expect(cat).toMatchObject({ code: 0, stdout: 'hello world\n' })
 
@@ -45,31 +52,29 @@ describe('reading through the adapter', () => {
 
 describe('reads answered at once', () => {
   it('bytes the core has at hand (no promise) are served, and every lent buffer comes back', async () => {
-    const core = sampleCore()
-    core.atOnce = true
-    const m = await mountCore(core)
+    const m = await mountCore(memory(sample({ atOnce: true })))
     const md5 = await run('md5sum', [path.join(m.dir, 'big.bin')])
     expect(md5.stdout.split(' ')[0]).toBe(createHash('md5').update(big).digest('hex'))
     expect((await run('cat', [path.join(m.dir, 'hello.txt')])).stdout).toBe('hello world\n')
-    expect(core.readsAtOnce).toBeGreaterThan(0)
-    expect(core.givenBack).toBe(core.readsAtOnce)
+    const readsAtOnce = await m.inspect<number>('core.readsAtOnce')
+    expect(readsAtOnce).toBeGreaterThan(0)
+    expect(await m.inspect('core.givenBack')).toBe(readsAtOnce)
   })
 })
 
 describe('errors become errno', () => {
   it('shows FsError codes and a 401 to cat and ls', async () => {
-    const core = sampleCore()
-      .addFile('/gone.txt', 'x')
-      .addFile('/secret.txt', 'x')
-      .addFile('/login.txt', 'x')
-      .addFile('/offline.txt', 'x')
-      .addDir('/locked')
-      .inject('/gone.txt', 'open', { kind: 'throw', error: new FsError('ENOENT') })
-      .inject('/secret.txt', 'open', { kind: 'throw', error: new FsError('EACCES') })
-      .inject('/login.txt', 'read', { kind: 'throw', error: new ServiceError('unauthorized', 401, 'InvalidOrExpiredLoginToken') })
-      .inject('/offline.txt', 'read', { kind: 'throw', error: new Error('something unexpected') })
-      .inject('/locked', 'readdir', { kind: 'throw', error: new FsError('EACCES') })
-    const m = await mountCore(core)
+    const spec = sample({
+      files: [['/gone.txt', 'x'], ['/secret.txt', 'x'], ['/login.txt', 'x'], ['/offline.txt', 'x']],
+      faults: [
+        ['/gone.txt', 'open', { kind: 'throw', error: { fs: 'ENOENT' } }],
+        ['/secret.txt', 'open', { kind: 'throw', error: { fs: 'EACCES' } }],
+        ['/login.txt', 'read', { kind: 'throw', error: { service: { message: 'unauthorized', status: 401, code: 'InvalidOrExpiredLoginToken' } } }],
+        ['/offline.txt', 'read', { kind: 'throw', error: { other: 'something unexpected' } }],
+        ['/locked', 'readdir', { kind: 'throw', error: { fs: 'EACCES' } }],
+      ],
+    })
+    const m = await mountCore(memory({ ...spec, dirs: [...spec.dirs!, '/locked'] }))
 
     const gone = await run('cat', [path.join(m.dir, 'gone.txt')])
     expect(gone.code).not.toBe(0)
@@ -94,8 +99,7 @@ describe('errors become errno', () => {
   })
 
   it('answers a read that never resolves within its deadline', async () => {
-    const core = sampleCore().addFile('/stuck.bin', 'never served').inject('/stuck.bin', 'read', { kind: 'hang' })
-    const m = await mountCore(core, { settings: { readTimeoutMs: 1000 } })
+    const m = await mountCore(memory(sample({ files: [['/stuck.bin', 'never served']], faults: [['/stuck.bin', 'read', { kind: 'hang' }]] })), { settings: { readTimeoutMs: 1000 } })
     // If the adapter did not answer, fuse-native's timer would (ETIMEDOUT, "Connection timed out").
     const cat = await run('cat', [path.join(m.dir, 'stuck.bin')], { timeoutMs: 20_000 })
     expect(cat.code).toBe(1)
@@ -105,11 +109,13 @@ describe('errors become errno', () => {
   })
 
   it('answers when the core throws synchronously', async () => {
-    const core = sampleCore()
-      .addFile('/sync.txt', 'x')
-      .inject('/sync.txt', 'read', { kind: 'throw-sync', error: new FsError('EACCES') })
-      .inject('/sync-stat.txt', 'getattr', { kind: 'throw-sync', error: new TypeError('bug') })
-    const m = await mountCore(core)
+    const m = await mountCore(memory(sample({
+      files: [['/sync.txt', 'x']],
+      faults: [
+        ['/sync.txt', 'read', { kind: 'throw-sync', error: { fs: 'EACCES' } }],
+        ['/sync-stat.txt', 'getattr', { kind: 'throw-sync', error: { other: 'bug', type: 'TypeError' } }],
+      ],
+    })))
     const read = await run('cat', [path.join(m.dir, 'sync.txt')], { timeoutMs: 20_000 })
     expect(read.stderr).toContain('Permission denied')
     const stat = await run('stat', [path.join(m.dir, 'sync-stat.txt')], { timeoutMs: 20_000 })
@@ -119,7 +125,7 @@ describe('errors become errno', () => {
 
 describe('extended attributes', () => {
   it('reads user.* names, answers ENODATA for absent ones and refuses system.*', async () => {
-    const m = await mountCore(sampleCore())
+    const m = await mountCore(memory(sample()))
     const file = path.join(m.dir, 'hello.txt')
     const py = `
 import os, sys, errno
@@ -141,8 +147,7 @@ print(os.getxattr(p, 'user.note').decode())
   })
 
   it('names outside user.* are "not supported" (so ls -l stops asking security.selinux of every entry), answered without reaching the core', async () => {
-    const core = sampleCore()
-    const m = await mountCore(core)
+    const m = await mountCore(memory(sample()))
     const py = `
 import os, sys, errno
 for name in ['security.selinux', 'trusted.x', 'system.nfs4_acl']:
@@ -152,28 +157,27 @@ for name in ['security.selinux', 'trusted.x', 'system.nfs4_acl']:
 `
     const r = await python(py, path.join(m.dir, 'hello.txt'))
     expect(r.stdout.split('\n')).toEqual(['security.selinux EOPNOTSUPP', 'trusted.x EOPNOTSUPP', 'system.nfs4_acl EOPNOTSUPP', ''])
-    expect(core.xattrAsked).toEqual([])
+    expect(await m.inspect('core.xattrAsked')).toEqual([])
     await run('ls', ['-l', m.dir])
-    expect(core.xattrAsked).toEqual([])
+    expect(await m.inspect('core.xattrAsked')).toEqual([])
   })
 })
 
 describe('writing through the adapter', () => {
   it('cp into the mount keeps the bytes, and utimens gets the real mtime', async () => {
-    const core = sampleCore()
-    const m = await mountCore(core)
+    const m = await mountCore(memory(sample()))
     const src = path.join(await tempDir(), 'src.bin')
     const data = randomBytes(1024 * 1024 + 5)
     await writeFile(src, data)
     expect((await run('cp', [src, path.join(m.dir, 'docs/copy.bin')])).code).toBe(0)
-    expect(core.contents('/docs/copy.bin')?.equals(data)).toBe(true)
+    expect(Buffer.from(await m.inspect<Uint8Array>('core.contents', '/docs/copy.bin')).equals(data)).toBe(true)
     const md5 = await run('md5sum', [path.join(m.dir, 'docs/copy.bin')])
     expect(md5.stdout.split(' ')[0]).toBe(createHash('md5').update(data).digest('hex'))
 
     // Distinct atime and mtime: the unpatched addon passes atime twice.
     const r = await python('import os, sys; os.utime(sys.argv[1], (1000000000, 1577934245))', path.join(m.dir, 'docs/copy.bin'))
     expect(r.code).toBe(0)
-    const call = core.utimensCalls.at(-1)
+    const call = (await m.inspect<UtimensCall[]>('core.utimensCalls')).at(-1)
     expect(call?.atime?.getTime()).toBe(1000000000_000)
     expect(call?.mtime?.getTime()).toBe(1577934245_000)
     const stat = await run('stat', ['-c', '%Y', path.join(m.dir, 'docs/copy.bin')])
@@ -181,24 +185,24 @@ describe('writing through the adapter', () => {
   })
 
   it('each time on its own: touch -m and touch -a leave the other time alone (UTIME_OMIT), touch sets both to now', async () => {
-    const core = sampleCore()
-    const m = await mountCore(core)
+    const m = await mountCore(memory(sample()))
+    const lastUtimens = async () => (await m.inspect<UtimensCall[]>('core.utimensCalls')).at(-1)
     const file = path.join(m.dir, 'docs/times.txt')
     expect((await run('sh', ['-c', `printf x > '${file}' && touch -d @1000000000 '${file}'`])).code).toBe(0)
     expect((await run('touch', ['-m', '-d', '@1577934245', file])).code).toBe(0)
-    expect(core.utimensCalls.at(-1)).toMatchObject({ atime: null, mtime: new Date(1577934245_000) })
+    expect(await lastUtimens()).toMatchObject({ atime: null, mtime: new Date(1577934245_000) })
     expect((await run('touch', ['-a', '-d', '@1500000000', file])).code).toBe(0)
-    expect(core.utimensCalls.at(-1)).toMatchObject({ atime: new Date(1500000000_000), mtime: null })
+    expect(await lastUtimens()).toMatchObject({ atime: new Date(1500000000_000), mtime: null })
     expect((await run('stat', ['-c', '%X %Y', file])).stdout.trim()).toBe('1500000000 1577934245')
     const before = Date.now()
     expect((await run('touch', [file])).code).toBe(0)
-    const now = core.utimensCalls.at(-1)!
+    const now = (await lastUtimens())!
     expect(now.atime!.getTime()).toBeGreaterThanOrEqual(before - 1000)
     expect(now.mtime!.getTime()).toBeGreaterThanOrEqual(before - 1000)
   })
 
   it('rsync -a twice: the second run sends nothing (times and modes were kept)', async () => {
-    const m = await mountCore(sampleCore())
+    const m = await mountCore(memory(sample()))
     const src = path.join(await tempDir(), 'tree')
     await run('mkdir', ['-p', path.join(src, 'sub')])
     await writeFile(path.join(src, 'one.txt'), 'one')

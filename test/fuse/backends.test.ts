@@ -6,10 +6,9 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import type { Bytes } from '../../src/read/bytes.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
 import { mountCore, run, startDaemon, tempDir, TEST_MOUNT_SETTINGS, useMounts } from '../support/mount.js'
-import { MemoryCore } from './fixtures/memory-core.js'
+import { gathering } from './fixtures/cores.js'
 
 useMounts()
 
@@ -47,32 +46,11 @@ describe.each(['libfuse3', 'libfuse2'] as const)('on %s', (library) => {
   })
 })
 
-/** Holds every read until `want` are waiting at once (or a second has passed), and counts the most seen. */
-class GatheringCore extends MemoryCore {
-  waiting = 0
-  most = 0
-  private readonly wakers: Array<() => void> = []
-
-  constructor(private readonly want: number) {
-    super()
-  }
-
-  override async read(path: string, fh: number, position: number, length: number): Promise<Bytes> {
-    this.most = Math.max(this.most, ++this.waiting)
-    if (this.waiting >= this.want) for (const wake of this.wakers.splice(0)) wake()
-    else await new Promise<void>((resolve) => (this.wakers.push(resolve), setTimeout(resolve, 1000)))
-    this.waiting--
-    return super.read(path, fh, position, length)
-  }
-}
-
 describe(`on ${TEST_MOUNT_SETTINGS.fuseLibrary} (this run's library)`, () => {
   it('keeps 30 reads in flight at once (each op waits for JS in a worker of its own)', async () => {
-    const core = new GatheringCore(30)
-    for (let i = 0; i < 30; i++) core.addFile(`/f${i}`, `file ${i}`)
-    const m = await mountCore(core)
+    const m = await mountCore(gathering(30, { files: Array.from({ length: 30 }, (_, i) => [`/f${i}`, `file ${i}`] as [string, string]) }))
     const cats = await Promise.all(Array.from({ length: 30 }, (_, i) => run('cat', [path.join(m.dir, `f${i}`)])))
     expect(cats.map((c) => c.stdout)).toEqual(Array.from({ length: 30 }, (_, i) => `file ${i}`))
-    expect(core.most).toBe(30)
+    expect(await m.inspect('core.most')).toBe(30)
   })
 })

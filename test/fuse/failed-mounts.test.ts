@@ -7,10 +7,9 @@ import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { unmount } from '../../src/cli/unmount.js'
-import { mountFileSystem } from '../../src/fuse/mount.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
-import { MemoryCore } from './fixtures/memory-core.js'
-import { isMounted, mountCore, run, tempDir, TEST_MOUNT_SETTINGS, TS_REGISTER, useMounts, waitFor } from '../support/mount.js'
+import { memory } from './fixtures/cores.js'
+import { isMounted, mountCore, run, tempDir, TS_REGISTER, useMounts, waitFor } from '../support/mount.js'
 import { ensureNormalUser, mountsUnder, normalUserSkipReason, removeUserFolders, runAs, userAccount } from '../../scripts/support/normal-user.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { CLI } from '../mount/harness.js'
@@ -85,7 +84,7 @@ describe('mounting as root', () => {
     await mkdir(dir)
     covered = dir
     expect((await run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir])).code).toBe(0)
-    const err = await mountFileSystem(new MemoryCore(), dir, TEST_MOUNT_SETTINGS).then(
+    const err = await mountCore(memory(), { dir }).then(
       () => new Error('mounted'),
       (e: Error) => e,
     )
@@ -97,10 +96,10 @@ describe('mounting as root', () => {
 
 describe('unmounting with the helper found by name', () => {
   it('`transferfs unmount` ends a live mount', async () => {
-    const m = await mountCore(new MemoryCore().addFile('/a.txt', 'a'))
+    const m = await mountCore(memory({ files: [['/a.txt', 'a']] }))
     expect((await run('cat', [path.join(m.dir, 'a.txt')])).stdout).toBe('a')
     await unmount(m.dir)
-    expect(await m.ended).toBe('external')
+    expect(await waitFor(async () => (await m.inspect('ended')) === 'external', 5000)).toBe(true)
     expect(await waitFor(async () => !(await isMounted(m.dir)), 5000)).toBe(true)
   })
 })

@@ -1,7 +1,7 @@
 // The vitest project libfuse3.17 runs the tests that mount with the libfuse 3.17 that
 // scripts/build-libfuse3.sh built from Debian's source (soname libfuse3.so.4) on the loader's
 // path; this file, which only that project runs, checks that they really mount with it: a
-// daemon and the test process itself map that prefix's libfuse3.so.4 and the prebuilt
+// daemon and the mount daemon of a test's own core map that prefix's libfuse3.so.4 and the prebuilt
 // libfuse3.so.4 addon, and no other libfuse 3. The mount helper stays the system's setuid
 // fusermount3, which may be older than the library (Debian 12's is 3.14): a normal user mounts
 // through it as with the library of its own version; root mounts by itself.
@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { DEAD_MOUNT, isMounted, mountCore, REPO, run, startDaemon, tempDir, TS_REGISTER, useMounts, waitFor, waitForExit } from '../support/mount.js'
 import { allowFuseDevice, ensureNormalUser, mountsUnder, normalUserSkipReason, removeUserFolders, runAs, userFolder, type NormalUser } from '../../scripts/support/normal-user.js'
 import { AUTO_UNMOUNT_OPTION, fusermount3Version } from './fixtures/fusermount3.js'
-import { MemoryCore } from './fixtures/memory-core.js'
+import { memory } from './fixtures/cores.js'
 
 useMounts()
 afterAll(removeUserFolders, 60_000)
@@ -57,10 +57,10 @@ describe('libfuse 3.17 (libfuse3.so.4) from its own prefix', () => {
     expect((await run('cat', [path.join(dir, 'hello.txt')])).stdout).toBe(`hello from ${pid}\n`)
   })
 
-  it('a mount in the test process (as the other tests of this project make) uses the same', async () => {
-    const m = await mountCore(new MemoryCore().addFile('/a.txt', 'a'))
+  it('a mount of a test\'s own core (as the other tests of this project make) uses the same', async () => {
+    const m = await mountCore(memory({ files: [['/a.txt', 'a']] }))
     expect((await run('cat', [path.join(m.dir, 'a.txt')])).stdout).toBe('a')
-    expect(await mapped('self')).toEqual({ libfuse3: [await realpath(path.join(LIBDIR, 'libfuse3.so.4'))], addons: [PREBUILT] })
+    expect(await mapped(m.pid)).toEqual({ libfuse3: [await realpath(path.join(LIBDIR, 'libfuse3.so.4'))], addons: [PREBUILT] })
   })
 
   it('without it on the loader\'s path, the .so.4 addon does not load and the system\'s libfuse 3 mounts', async () => {
@@ -90,7 +90,7 @@ describe('libfuse 3.17 (libfuse3.so.4) from its own prefix', () => {
     } else {
       expect((await run('ls', [dir])).stderr).toMatch(DEAD_MOUNT)
     }
-    const m = await mountCore(new MemoryCore().addFile('/again.txt', 'again'), { dir })
+    const m = await mountCore(memory({ files: [['/again.txt', 'again']] }), { dir })
     expect((await run('cat', [path.join(m.dir, 'again.txt')])).stdout).toBe('again')
   })
 

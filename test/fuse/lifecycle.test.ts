@@ -1,18 +1,17 @@
 // The mount's life as a process: ready signal, SIGTERM, SIGKILL then remount,
-// external unmount, a failed background start; and the in-process mount's tuning and
-// clean unmount.
+// external unmount, a failed background start; and a mounted core's tuning and clean
+// unmount (the mount's own unmount, asked of its daemon).
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_SETTINGS, READ_AHEAD_KB_BY_LIBRARY } from '../../src/config/settings.js'
-import { loadFuse } from '../../src/fuse/addon.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
 import { findMount } from '../../src/fuse/mountinfo.js'
 import { unmountWithHelper } from '../../src/fuse/mount-helper.js'
 import { autoUnmountHelpers, DEAD_MOUNT, isMounted, mountCore, run, startDaemon, tempDir, TS_REGISTER, useMounts, waitForExit } from '../support/mount.js'
 import { AUTO_UNMOUNT_OPTION, fusermount3Version } from './fixtures/fusermount3.js'
-import { MemoryCore } from './fixtures/memory-core.js'
+import { memory } from './fixtures/cores.js'
 
 useMounts()
 
@@ -61,7 +60,7 @@ describe('mount daemon', () => {
     const stale = await run('ls', [dir])
     expect(stale.stderr).toMatch(DEAD_MOUNT)
 
-    const m = await mountCore(new MemoryCore().addFile('/again.txt', 'again'), { dir })
+    const m = await mountCore(memory({ files: [['/again.txt', 'again']] }), { dir })
     expect((await run('cat', [path.join(m.dir, 'again.txt')])).stdout).toBe('again')
   })
 
@@ -84,20 +83,19 @@ describe('mount daemon', () => {
   })
 })
 
-describe('in-process mount', () => {
+describe('a mounted core', () => {
   it('unmount waits for the core shutdown and leaves no mount behind', async () => {
-    const core = new MemoryCore().addFile('/a.txt', 'a')
-    const m = await mountCore(core)
+    const m = await mountCore(memory({ files: [['/a.txt', 'a']] }))
     expect((await run('cat', [path.join(m.dir, 'a.txt')])).stdout).toBe('a')
     await m.unmount()
-    expect(core.shutdownCalled).toBe(true)
+    expect(await m.inspect('core.shutdownCalled')).toBe(true)
     expect(await isMounted(m.dir)).toBe(false)
-    expect(await m.ended).toBe('unmounted')
+    expect(await m.inspect('ended')).toBe('unmounted')
   })
 
   it('raises the kernel readahead when root', async () => {
     if (process.getuid?.() !== 0) return
-    const m = await mountCore(new MemoryCore(), { settings: { readAheadKb: 2048 } })
+    const m = await mountCore(memory(), { settings: { readAheadKb: 2048 } })
     const entry = await findMount(m.dir)
     const kb = await readFile(`/sys/class/bdi/${entry!.major}:${entry!.minor}/read_ahead_kb`, 'utf8')
     expect(kb.trim()).toBe('2048')
@@ -106,17 +104,15 @@ describe('in-process mount', () => {
   it('by default gives a root mount the readahead of its library', async () => {
     if (process.getuid?.() !== 0) return
     expect(DEFAULT_SETTINGS.readAheadKb).toBe(-1)
-    const m = await mountCore(new MemoryCore(), { settings: { readAheadKb: DEFAULT_SETTINGS.readAheadKb } })
-    // The library this process mounted with (one per process).
-    const { backend } = loadFuse('auto')
+    const m = await mountCore(memory(), { settings: { readAheadKb: DEFAULT_SETTINGS.readAheadKb } })
     const entry = await findMount(m.dir)
     const kb = await readFile(`/sys/class/bdi/${entry!.major}:${entry!.minor}/read_ahead_kb`, 'utf8')
-    expect(Number(kb.trim())).toBe(READ_AHEAD_KB_BY_LIBRARY[backend])
+    expect(Number(kb.trim())).toBe(READ_AHEAD_KB_BY_LIBRARY[m.backend as keyof typeof READ_AHEAD_KB_BY_LIBRARY])
   })
 
   it('a second mount on a live mount fails and leaves the first one working', async () => {
-    const m = await mountCore(new MemoryCore().addFile('/a.txt', 'a'))
-    await expect(mountCore(new MemoryCore(), { dir: m.dir })).rejects.toThrow(/cannot mount/)
+    const m = await mountCore(memory({ files: [['/a.txt', 'a']] }))
+    await expect(mountCore(memory(), { dir: m.dir })).rejects.toThrow(/cannot mount/)
     expect((await run('cat', [path.join(m.dir, 'a.txt')])).stdout).toBe('a')
   })
 })

@@ -3,7 +3,7 @@
 import { readdir } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EXIT } from '../../src/cli/output/exit-codes.js'
-import { autoUnmountHelpers, DEAD_MOUNT, isAlive, isMounted, run, unmountAll, useMounts, waitFor, waitForExit } from '../support/mount.js'
+import { autoUnmountHelpers, DEAD_MOUNT, isMounted, run, undoMountsAt, unmountAll, useMounts, waitFor, waitForExit } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { cli, login, mount, useAccount, type Account } from '../mount/harness.js'
 import path from 'node:path'
@@ -52,8 +52,8 @@ describe('transferfs mount', () => {
       expect(await isMounted(a.mountDir)).toBe(false)
       expect(await waitForExit(pid, 15_000)).toBe(true)
     } finally {
-      if (pid && (await isAlive(pid))) process.kill(pid, 'SIGKILL')
-      if (await isMounted(a.mountDir)) await run('fusermount', ['-uz', a.mountDir])
+      // Unmounted, aborted if it does not go, then the daemon's group killed.
+      await undoMountsAt(a.mountDir)
     }
   })
 

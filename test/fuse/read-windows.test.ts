@@ -3,16 +3,16 @@
 // next reads from them without calling into JS. On a real mount: the bytes are right, few
 // reads reach JS, a read past a window takes it back, a file has several windows at once,
 // and every lent byte comes back; the bookkeeping on its own: a window is taken back before
-// its bytes are given back.
+// its bytes are given back. The core (fixtures/window-core.ts) lives in the mount daemon,
+// with the windows; the test asks it for its counts.
 import { createHash } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { lend, type Bytes } from '../../src/read/bytes.js'
-import type { LentAhead } from '../../src/read/source.js'
+import { lend } from '../../src/read/bytes.js'
 import { ReadWindows, type WindowTable } from '../../src/fuse/read-windows.js'
-import { mountCore, python, run, tempDir, useMounts, waitFor } from '../support/mount.js'
-import { MemoryCore } from './fixtures/memory-core.js'
+import { mountCore, python, run, tempDir, useMounts, waitFor, type CoreMount } from '../support/mount.js'
+import { windows } from './fixtures/cores.js'
 
 useMounts()
 
@@ -27,58 +27,12 @@ function pattern(size: number): Buffer {
   return b
 }
 
-/**
- * Answers reads at once, and lends the rest of the 1 MiB block the furthest read ended in
- * after each read (as the read path's lendAhead does), and with `blocksAhead` the blocks after
- * it too, each a window of its own; counts what it lends and what comes back.
- */
-class WindowCore extends MemoryCore {
-  override atOnce = true
-  /** Positions of the reads that reached JS, per path. */
-  readonly readsAt: number[] = []
-  lentAhead = 0
-  backAhead = 0
-  /** Whole blocks lent past the rest of the furthest read's block. */
-  blocksAhead = 0
-  /** fh → the end of its furthest read. */
-  private readonly furthest = new Map<number, number>()
-  /** Every open gets this handle number (one file open at a time): a window left behind by a release would answer the next file's reads. */
-  sameFh: number | null = null
-
-  override async open(path: string, flags: number): Promise<number> {
-    const fh = await super.open(path, flags)
-    if (this.sameFh === null) return fh
-    this.openFhs.delete(fh)
-    this.openFhs.set(this.sameFh, path)
-    return this.sameFh
-  }
-
-  override read(path: string, fh: number, position: number, length: number): Bytes | Promise<Bytes> {
-    this.readsAt.push(position)
-    // A read more than a block from the furthest one starts a new run there, as the read path's does.
-    const furthest = this.furthest.get(fh) ?? 0
-    this.furthest.set(fh, Math.abs(position - furthest) > MiB ? position + length : Math.max(furthest, position + length))
-    return super.read(path, fh, position, length)
-  }
-
-  lendAhead(fh: number): LentAhead[] | undefined {
-    const node = this.nodes.get(this.openFhs.get(fh) ?? '')
-    const position = this.furthest.get(fh) ?? 0
-    if (!node || position >= node.size) return undefined
-    const out: LentAhead[] = []
-    for (let from = position, block = 0; block <= this.blocksAhead && from < node.size; block++) {
-      const end = Math.min(node.size, (Math.floor(from / MiB) + 1) * MiB)
-      this.lentAhead++
-      // A copy of its own, spoilt once given back: a read answered from a window after that gets wrong bytes.
-      const copy = Buffer.from(node.data.subarray(from, end))
-      out.push({ start: from, bytes: lend([copy], () => {
-        copy.fill(0xee)
-        this.backAhead++
-      }) })
-      from = end
-    }
-    return out
-  }
+/** Waits (5 s at most) until every byte lent ahead came back, and (windowsToo) the mount holds no window. */
+function allBack(m: CoreMount, opts = { windowsToo: true }): Promise<boolean> {
+  return waitFor(async () => {
+    const [back, lent, held] = await Promise.all([m.inspect('core.backAhead'), m.inspect('core.lentAhead'), m.inspect('windows.size')])
+    return back === lent && (!opts.windowsToo || held === 0)
+  }, 5000)
 }
 
 /** Reads `file` at `offsets` with O_DIRECT (no page cache: every read reaches the mount), 128 KiB each; the bytes, hex. */
@@ -100,72 +54,66 @@ os.close(fd)`,
 describe('read windows on a real mount', () => {
   it('a reader in 128 KiB requests: the right bytes to the end of the file, most reads answered by libfuse\'s threads, every window back at close', async () => {
     const data = pattern(8 * MiB + 5000)
-    const core = new WindowCore().addFile('/big.bin', data)
-    const m = await mountCore(core)
+    const m = await mountCore(windows({ files: [['/big.bin', data]] }))
     const out = path.join(await tempDir(), 'out.bin')
     const r = await run('dd', [`if=${path.join(m.dir, 'big.bin')}`, `of=${out}`, `bs=${PIECE}`, 'iflag=direct', 'status=none'])
     expect(r.code).toBe(0)
     expect((await readFile(out)).equals(data)).toBe(true)
     const requests = Math.ceil(data.length / PIECE)
     // The first read of each block reaches JS, the other seven come from its window (the last, past the end, reaches JS too).
-    expect(m.windows.reads).toBeGreaterThanOrEqual(requests / 2)
-    expect(core.readsAt.length + m.windows.reads).toBeGreaterThanOrEqual(requests)
-    expect(core.readsAt.length).toBeLessThanOrEqual(requests - m.windows.reads + 1)
+    const windowReads = await m.inspect<number>('windows.reads')
+    const readsAt = await m.inspect<number[]>('core.readsAt')
+    expect(windowReads).toBeGreaterThanOrEqual(requests / 2)
+    expect(readsAt.length + windowReads).toBeGreaterThanOrEqual(requests)
+    expect(readsAt.length).toBeLessThanOrEqual(requests - windowReads + 1)
     // dd closed the file: its window went back with the release.
-    expect(await waitFor(() => core.backAhead === core.lentAhead && m.windows.size === 0, 5000)).toBe(true)
-    expect(core.givenBack).toBe(core.readsAtOnce)
+    expect(await allBack(m)).toBe(true)
+    expect(await m.inspect('core.givenBack')).toBe(await m.inspect('core.readsAtOnce'))
   })
 
   it('a file with several windows: a read in any of them is answered there, one past them takes them back', async () => {
     const data = pattern(8 * MiB)
-    const core = new WindowCore().addFile('/f.bin', data)
-    core.blocksAhead = 2
-    const m = await mountCore(core)
+    const m = await mountCore(windows({ files: [['/f.bin', data]], blocksAhead: 2 }))
     // After 0: [128 KiB, 1 MiB), [1, 2) and [2, 3) MiB are lent, three windows of one file.
     const offsets = [0, 2 * MiB + PIECE, MiB, 3 * PIECE, 3 * MiB, 3 * MiB + PIECE]
     const got = await directReads(path.join(m.dir, 'f.bin'), offsets)
     offsets.forEach((off, i) => expect(got[i]!.equals(data.subarray(off, off + PIECE)), `read at ${off}`).toBe(true))
     // 3 MiB is past all three: it reaches JS, and the windows from it answer 3 MiB + 128 KiB.
-    expect(core.readsAt).toEqual([0, 3 * MiB])
-    expect(m.windows.reads).toBe(4)
-    expect(await waitFor(() => core.backAhead === core.lentAhead && m.windows.size === 0, 5000)).toBe(true)
+    expect(await m.inspect('core.readsAt')).toEqual([0, 3 * MiB])
+    expect(await m.inspect('windows.reads')).toBe(4)
+    expect(await allBack(m)).toBe(true)
   })
 
   it('a read outside the window reaches JS and takes back the windows behind it; reads in the window do not', async () => {
     const data = pattern(8 * MiB)
-    const core = new WindowCore().addFile('/f.bin', data)
-    const m = await mountCore(core)
+    const m = await mountCore(windows({ files: [['/f.bin', data]] }))
     const offsets = [0, PIECE, 2 * PIECE, 5 * MiB, 5 * MiB + PIECE, 2 * PIECE, 3 * PIECE]
     const got = await directReads(path.join(m.dir, 'f.bin'), offsets)
     offsets.forEach((off, i) => expect(got[i]!.equals(data.subarray(off, off + PIECE)), `read at ${off}`).toBe(true))
     // 128 KiB and 2×128 KiB were in the window after 0; 5 MiB left it; 5 MiB + 128 KiB was in the next one;
     // back at 2×128 KiB is outside it (the window behind 5 MiB was taken back at the jump), and 3×128 KiB in the new one.
-    expect(core.readsAt).toEqual([0, 5 * MiB, 2 * PIECE])
-    expect(m.windows.reads).toBe(4)
-    expect(await waitFor(() => core.backAhead === core.lentAhead, 5000)).toBe(true)
+    expect(await m.inspect('core.readsAt')).toEqual([0, 5 * MiB, 2 * PIECE])
+    expect(await m.inspect('windows.reads')).toBe(4)
+    expect(await allBack(m, { windowsToo: false })).toBe(true)
   })
 
   it('a handle number used again after a release finds no window of the file it was before', async () => {
     const a = pattern(2 * MiB)
     const b = Buffer.from(a.map((x) => x ^ 0x5a))
-    const core = new WindowCore().addFile('/a.bin', a).addFile('/b.bin', b)
-    core.sameFh = 42
-    const m = await mountCore(core)
+    const m = await mountCore(windows({ files: [['/a.bin', a], ['/b.bin', b]], sameFh: 42 }))
     expect((await directReads(path.join(m.dir, 'a.bin'), [0]))[0]!.equals(a.subarray(0, PIECE))).toBe(true)
-    expect(m.windows.size).toBe(0)
+    expect(await m.inspect('windows.size')).toBe(0)
     // The same handle number, and a read inside where a.bin's window was.
     const got = await directReads(path.join(m.dir, 'b.bin'), [PIECE, 2 * PIECE])
     expect(got[0]!.equals(b.subarray(PIECE, 2 * PIECE))).toBe(true)
     expect(got[1]!.equals(b.subarray(2 * PIECE, 3 * PIECE))).toBe(true)
-    expect(core.readsAt).toEqual([0, PIECE])
+    expect(await m.inspect('core.readsAt')).toEqual([0, PIECE])
   })
 
   it('more files read at once than the table holds: right bytes for each, and every window back', async () => {
     const files = 80
-    const core = new WindowCore()
     const datas = Array.from({ length: files }, (_, i) => Buffer.from(pattern(MiB).map((b) => b ^ i)))
-    datas.forEach((d, i) => core.addFile(`/f${i}.bin`, d))
-    const m = await mountCore(core)
+    const m = await mountCore(windows({ files: datas.map((d, i) => [`/f${i}.bin`, d]) }))
     const list = path.join(await tempDir(), 'files.txt')
     await writeFile(list, datas.map((_, i) => path.join(m.dir, `f${i}.bin`)).join('\n'))
     // Each file read in 128 KiB pieces, one piece of every file in turn, all open at once.
@@ -186,8 +134,8 @@ print(' '.join(h.hexdigest() for h in hs))`,
     )
     expect(r.stderr).toBe('')
     expect(r.stdout.trim().split(' ')).toEqual(datas.map((d) => createHash('sha256').update(d).digest('hex')))
-    expect(m.windows.reads).toBeGreaterThan(0)
-    expect(await waitFor(() => core.backAhead === core.lentAhead && m.windows.size === 0, 5000)).toBe(true)
+    expect(await m.inspect('windows.reads')).toBeGreaterThan(0)
+    expect(await allBack(m)).toBe(true)
   })
 })
 

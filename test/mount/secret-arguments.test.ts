@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startProxy, type RunningProxy } from '../../scripts/tinyproxy.js'
-import { isAlive, isMounted, run, TS_REGISTER, unmountAll, waitFor, waitForExit } from '../support/mount.js'
+import { TS_REGISTER, undoMountsAt, unmountAll, waitFor } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { CLI, cli, login, useAccount, type Account } from './harness.js'
 
@@ -22,8 +22,6 @@ let proxy: RunningProxy
 let account: Account
 let apiKey: string
 let ids: string[]
-const started: ChildProcess[] = []
-const daemons: number[] = []
 
 beforeAll(async () => {
   service = await startTestService()
@@ -37,15 +35,8 @@ beforeAll(async () => {
 })
 
 afterEach(async () => {
-  for (const c of started.splice(0)) {
-    if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM')
-    if (c.pid && !(await waitForExit(c.pid, 10_000))) c.kill('SIGKILL')
-  }
-  for (const pid of daemons.splice(0)) {
-    if (await isAlive(pid)) process.kill(pid, 'SIGTERM')
-    if (!(await waitForExit(pid, 10_000))) process.kill(pid, 'SIGKILL')
-  }
-  if (await isMounted(account.mountDir)) await run('fusermount', ['-uz', account.mountDir])
+  // The foreground mount and the background one's daemon both name the folder: unmounted, then their groups killed.
+  expect(await undoMountsAt(account.mountDir)).toEqual([])
 })
 
 afterAll(async () => {
@@ -61,8 +52,8 @@ async function cmdline(pid: number): Promise<string> {
 
 /** `transferfs mount ...args` started, its stdout and stderr collected as they come. */
 function startMount(args: string[]): { child: ChildProcess; out: () => string; err: () => string } {
-  const child = spawn(process.execPath, ['--import', TS_REGISTER, CLI, 'mount', account.mountDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-  started.push(child)
+  // A group of its own, as every mount daemon of the tests has.
+  const child = spawn(process.execPath, ['--import', TS_REGISTER, CLI, 'mount', account.mountDir, ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
@@ -123,7 +114,6 @@ describe('a secret given as a flag', () => {
     expect(m.child.exitCode, m.err()).toBe(0)
     const daemon = Number(/process (\d+)/.exec(m.out())?.[1])
     expect(daemon).toBeGreaterThan(0)
-    daemons.push(daemon)
     const shown = await cmdline(daemon)
     expect(shown).toContain(account.mountDir)
     expect(shown).not.toContain(PROXY_PASSWORD)

@@ -8,7 +8,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MOUNT_LOG_FILE } from '../../src/cli/compose.js'
-import { isAlive, isMounted, run, TS_REGISTER, unmountAll, waitFor, waitForExit } from '../support/mount.js'
+import { TS_REGISTER, undoMountsAt, unmountAll, waitFor } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { CLI, cli, login, useAccount, type Account } from './harness.js'
 
@@ -84,7 +84,6 @@ describe('a sender\'s subject and address with an escape sequence and a newline'
 
   it('the background mount\'s log tells the arrival in one line: no line the sender forged', async () => {
     const r = await cli(['mount', account.mountDir])
-    const pid = Number(/process (\d+)/.exec(r.stdout)?.[1])
     try {
       expect(r.code, r.stderr).toBe(0)
       const inbox = path.join(account.mountDir, 'inbox')
@@ -100,11 +99,8 @@ describe('a sender\'s subject and address with an escape sequence and a newline'
       const u = await cli(['unmount', account.mountDir])
       expect(u.code, u.stderr).toBe(0)
     } finally {
-      if (pid && (await isAlive(pid))) {
-        process.kill(pid, 'SIGTERM')
-        if (!(await waitForExit(pid, 10_000))) process.kill(pid, 'SIGKILL')
-      }
-      if (await isMounted(account.mountDir)) await run('fusermount', ['-uz', account.mountDir])
+      // Unmounted, aborted if it does not go, then the daemon's group killed.
+      await undoMountsAt(account.mountDir)
     }
   })
 })

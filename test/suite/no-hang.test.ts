@@ -4,12 +4,11 @@
 // listing never answers is removed without walking into it; the run then ends by itself, and
 // neither the mounts nor the reader stuck in one, nor any process of that run, is left.
 import { spawn } from 'node:child_process'
-import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, it } from 'vitest'
 import { mountsUnder } from '../support/fuse-cleanup.js'
 import { REPO, tempDir, useMounts, waitFor } from '../support/mount.js'
-import { collectGroup } from '../../scripts/support/process-group.js'
+import { collectGroup, liveProcesses } from '../../scripts/support/process-group.js'
 
 useMounts()
 
@@ -20,16 +19,7 @@ const WITHIN_MS = 90_000
 
 /** The processes whose command line names `needle`, or that are in process group `pgid`. */
 async function processesOf(needle: string, pgid: number): Promise<string[]> {
-  const found: string[] = []
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue
-    const cmdline = (await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')).replaceAll('\0', ' ').trim()
-    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    if (fields[0] === 'Z' || fields[0] === 'X') continue
-    if (cmdline.includes(needle) || Number(fields[2]) === pgid) found.push(`${name} ${cmdline}`)
-  }
-  return found
+  return (await liveProcesses()).filter((p) => p.pid !== process.pid && (p.cmdline.includes(needle) || p.pgid === pgid)).map((p) => `${p.pid} ${p.cmdline}`)
 }
 
 it('a test whose mount never answers a read fails within its timeout, by name, and leaves no mount or process', async () => {

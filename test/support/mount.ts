@@ -1,10 +1,13 @@
-// Real mounts for tests, always undone. A test mounts a FileSystemCore in its own
-// process (fine, as long as the test never makes a sync call into the mount: drive it
-// with child processes through run()) or starts a mount daemon process. Every mount is
-// tracked; useMounts() unmounts them after each test, each step within a deadline, and
-// what does not go in time is aborted and detached (fuse-cleanup.ts); an exit hook does the
-// same, without waiting, on whatever is left, whatever happened.
-import { spawn } from 'node:child_process'
+// Real mounts for tests, always undone. No mount is served by the test's own process: a
+// test starts a mount daemon (startDaemon), or has a core of its own mounted by one
+// (mountCore, core-host.ts), each the leader of a process group of its own, and drives the
+// mount with child processes (run()). Every mount is tracked; useMounts() undoes them after
+// each test, each step within a deadline: the mount unmounted, or (not gone in time) its
+// connection aborted and detached (fuse-cleanup.ts); then the daemon's group, and the group
+// of any process whose command line names the mount's folder (a daemon `transferfs mount`
+// started in the background), is killed once it has had its moment to end by itself. An exit
+// hook does the same, without waiting, on whatever is left, whatever happened.
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -12,11 +15,10 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach } from 'vitest'
 import { DEFAULT_SETTINGS, resolveSettings } from '../../src/config/settings.js'
 import { startBackgroundMount } from '../../src/fuse/background.js'
-import { silentLogger, type Logger } from '../../src/base/log.js'
-import { mountFileSystem, type MountHandle, type MountSettings } from '../../src/fuse/mount.js'
-import type { FileSystemCore } from '../../src/vfs/core.js'
-import { forceUnmountUnder, forceUnmountUnderSync, removeTree } from './fuse-cleanup.js'
-import { collectGroup } from '../../scripts/support/process-group.js'
+import type { MountSettings } from '../../src/fuse/mount.js'
+import type { HostReply, Inspect, MountRequest } from './core-host.js'
+import { forceUnmountUnder, forceUnmountUnderSync, removeTree, STEP_DEADLINE_MS } from './fuse-cleanup.js'
+import { collectGroup, killGroup, killGroupSync, liveProcesses, liveProcessesSync, namesDir, processState, type ProcessInfo } from '../../scripts/support/process-group.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** `node --import` this to run the project's TypeScript in a child process. */
@@ -24,29 +26,31 @@ export const TS_REGISTER = path.join(REPO, 'test/fuse/fixtures/register-ts.mjs')
 
 interface Tracked {
   dir: string
-  handle?: MountHandle
+  /** Lets go of a core-host daemon's channel: it unmounts and ends itself. */
+  release?: () => void
   pid?: number
   tmp?: string
 }
 const tracked = new Set<Tracked>()
 
 /**
- * The last resort, at process exit: sync, so nothing may wait on a mount (this process's own
- * mounts cannot answer any more): each connection is aborted before it is detached.
+ * The last resort, at process exit: sync, so nothing may wait on a mount (a daemon killed
+ * here answers no more): the daemons' groups are killed (the spare core host's too), and each
+ * connection is aborted before it is detached.
  */
 process.once('exit', () => {
+  if (spare?.pid) killGroupSync(spare.pid)
+  const processes = liveProcessesSync()
+  const own = processes.find((p) => p.pid === process.pid)?.pgid
   for (const t of tracked) {
-    if (t.pid) {
-      try {
-        process.kill(t.pid, 'SIGKILL')
-      } catch {}
-    }
+    if (t.pid) killGroupSync(t.pid)
     forceUnmountUnderSync(t.dir)
   }
   for (const dir of temps) forceUnmountUnderSync(dir)
+  for (const dir of [...[...tracked].map((t) => t.dir), ...temps]) endNamingSync(processes, dir, own)
 })
 
-/** The suite runs on either FUSE library: TRANSFERFS_FUSE_LIBRARY picks it, for in-process mounts as for the CLI's. */
+/** The suite runs on either FUSE library: TRANSFERFS_FUSE_LIBRARY picks it, for a test's own core as for the CLI's mounts. */
 export const TEST_MOUNT_SETTINGS: MountSettings = {
   ...DEFAULT_SETTINGS,
   fuseLibrary: resolveSettings({ env: { TRANSFERFS_FUSE_LIBRARY: process.env.TRANSFERFS_FUSE_LIBRARY } }).settings.fuseLibrary,
@@ -70,17 +74,106 @@ export async function tempDir(prefix = 'transferfs-test-'): Promise<string> {
   return dir
 }
 
-/** Mounts core in this process at a fresh folder (or dir). */
-export async function mountCore(
-  core: FileSystemCore,
-  opts: { settings?: Partial<MountSettings>; dir?: string; log?: Logger } = {},
-): Promise<MountHandle> {
+/** A core a test mounts: the export `make` of `module` called with args (what the IPC channel carries: a Buffer arrives as a Uint8Array). */
+export interface CoreRecipe {
+  module: string
+  make: string
+  args?: unknown[]
+}
+
+/** A core mounted by a daemon of its own (core-host.ts). */
+export interface CoreMount {
+  dir: string
+  /** The daemon: the leader of a process group of its own. */
+  pid: number
+  /** The FUSE library it mounted with. */
+  backend: string
+  /** A value of the daemon's: `core.<name>` (a method is called with args), `windows.reads`, `windows.size`, `ended` ('unmounted' | 'external' once the mount is gone). */
+  inspect<T = unknown>(what: string, ...args: unknown[]): Promise<T>
+  /** The daemon's clean unmount (open files waited for within the grace, the core's shutdown), done when it resolves; the daemon stays to be inspected. */
+  unmount(): Promise<void>
+}
+
+const CORE_HOST = path.join(REPO, 'test/support/core-host.ts')
+/** ms: for a daemon to start, mount and say so. */
+const READY_TIMEOUT_MS = 30_000
+
+/** A core host started ahead of need: it loads while the test before runs, so a mount costs a mount, not a node start. */
+let spare: ChildProcess | undefined
+
+function startHost(): ChildProcess {
+  const child = spawn(process.execPath, ['--import', TS_REGISTER, CORE_HOST], { detached: true, stdio: ['ignore', 'ignore', 'ignore', 'ipc'], serialization: 'advanced' })
+  child.on('error', () => {})
+  child.unref()
+  child.channel?.unref()
+  return child
+}
+
+function takeHost(): ChildProcess {
+  const host = spare?.connected ? spare : startHost()
+  spare = startHost()
+  return host
+}
+
+/**
+ * Mounts the core `recipe` makes at a fresh folder (or dir), in a daemon of its own process
+ * group: a test never waits on a mount its own process serves, and the teardown can kill
+ * whatever the daemon became. Rejects with the mount's error.
+ */
+export async function mountCore(recipe: CoreRecipe, opts: { settings?: Partial<MountSettings>; dir?: string } = {}): Promise<CoreMount> {
   const tmp = opts.dir ? undefined : await tempDir()
-  const dir = opts.dir ?? path.join(tmp!, 'mnt')
+  const dir = path.resolve(opts.dir ?? path.join(tmp!, 'mnt'))
   const t: Tracked = { dir, tmp }
   tracked.add(t)
-  t.handle = await mountFileSystem(core, dir, { ...TEST_MOUNT_SETTINGS, ...opts.settings }, opts.log ?? silentLogger)
-  return t.handle
+  const logFile = path.join(path.dirname(dir), 'core-host.log')
+  const child = takeHost()
+  t.pid = child.pid
+  t.release = () => child.connected && child.disconnect()
+  const answers = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
+  let ready: { resolve: (backend: string) => void; reject: (e: Error) => void } | undefined
+  child.on('message', (m: HostReply) => {
+    if (m.type === 'ready') ready?.resolve(m.backend)
+    else if (m.type === 'failed') ready?.reject(new Error(m.message))
+    else {
+      const a = answers.get(m.id)
+      answers.delete(m.id)
+      if (m.error !== undefined) a?.reject(new Error(m.error))
+      else a?.resolve(m.value)
+    }
+  })
+  child.on('exit', (code, sig) => {
+    const gone = new Error(`the mount daemon ended (${sig ?? `exit code ${code}`}); see ${logFile}`)
+    ready?.reject(gone)
+    for (const a of answers.values()) a.reject(gone)
+    answers.clear()
+  })
+  const backend = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the mount daemon did not report ready within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS)
+    ready = { resolve: (b) => (clearTimeout(timer), resolve(b)), reject: (e) => (clearTimeout(timer), reject(e)) }
+    const request: MountRequest = { type: 'mount', module: recipe.module, make: recipe.make, args: recipe.args ?? [], dir, settings: { ...TEST_MOUNT_SETTINGS, ...opts.settings }, logFile }
+    child.send(request)
+  }).catch(async (err: unknown) => {
+    // It mounted nothing (a failed mount undoes itself): it goes now, and the folder, maybe
+    // another mount's, is no longer its to undo.
+    await killGroup(child.pid!, GROUP_KILL_MS)
+    tracked.delete(t)
+    throw err
+  })
+  let next = 0
+  const ask = (q: Omit<Inspect, 'id'>): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      if (!child.connected) return reject(new Error('the mount daemon is gone'))
+      const id = next++
+      answers.set(id, { resolve, reject })
+      child.send({ ...q, id })
+    })
+  return {
+    dir,
+    pid: child.pid!,
+    backend,
+    inspect: <T>(what: string, ...args: unknown[]) => ask({ type: 'inspect', what, args }) as Promise<T>,
+    unmount: async () => void (await ask({ type: 'unmount' })),
+  }
 }
 
 /** Starts a mount daemon (a .ts script run with the TS loader, given DIR as its argument) and waits until it is ready. */
@@ -135,26 +228,72 @@ export async function isMounted(dir: string): Promise<boolean> {
   return info.split('\n').some((l) => l.split(' ')[4] === dir)
 }
 
-/** ms: for a mount's own clean unmount (the core's shutdown included) and for a daemon's exit after SIGTERM. */
-const UNDO_DEADLINE_MS = 10_000
+/** ms: for a core host's own clean unmount (the core's shutdown included), and for a daemon to end by itself once its mount is gone. */
+const OWN_END_MS = 10_000
+/** ms: for a process group to be gone after SIGKILL. */
+const GROUP_KILL_MS = 5000
+/**
+ * ms: the longest undo of one mount: its own unmount, the helper's unmount, the abort with
+ * fusectl mounted first, the lazy unmount and umount -l (a step each), its daemon's own end,
+ * the group's kill.
+ */
+export const UNDO_DEADLINE_MS = OWN_END_MS + 4 * STEP_DEADLINE_MS + OWN_END_MS + GROUP_KILL_MS
 
-/** Undoes one mount, each step bounded; returns what was left mounted (with why), if anything. */
+/** Undoes one mount, each step bounded: unmount, abort, kill the group; returns what was left mounted (with why), if anything. */
 async function undo(t: Tracked): Promise<string[]> {
-  if (t.handle) {
-    await Promise.race([t.handle.unmount().catch(() => {}), new Promise((r) => setTimeout(r, UNDO_DEADLINE_MS))])
+  // A core host, let go of, unmounts by itself (its open files waited for, its core shut
+  // down) and ends; a stopped one cannot, and is not waited for.
+  if (t.release && t.pid) {
+    t.release()
+    await waitFor(async () => !/^[RSD]$/.test((await processState(t.pid!)) ?? ''), OWN_END_MS, 20)
   }
-  if (t.pid && (await isAlive(t.pid))) {
-    signal(t.pid, 'SIGTERM')
-    if (!(await waitForExit(t.pid, UNDO_DEADLINE_MS / 2))) {
-      signal(t.pid, 'SIGKILL')
-      await waitForExit(t.pid, UNDO_DEADLINE_MS / 2)
-    }
-  }
-  // What did not go by itself: its connection aborted, then detached.
+  // The helper's unmount; what did not go by itself: its connection aborted, then detached.
   const left = await forceUnmountUnder(t.dir)
+  await endGroups(t.dir, t.pid)
   if (t.tmp && left.length === 0) await removeTree(t.tmp).catch(() => {})
   tracked.delete(t)
   return left
+}
+
+const names = (p: ProcessInfo, dir: string): boolean => namesDir(p.rawCmdline, dir)
+
+let ownGroup: number | undefined
+async function ownProcessGroup(): Promise<number> {
+  return (ownGroup ??= (await liveProcesses()).find((p) => p.pid === process.pid)?.pgid ?? process.pid)
+}
+
+/**
+ * Ends the daemon (pid, the leader of a group of its own) and every process whose command line
+ * names dir: each has until OWN_END_MS to end by itself (a daemon does once its mount is
+ * gone, and an auto_unmount helper once its daemon is), a stopped one is killed at once (it
+ * cannot end by itself, and what waits on it would wait too), then each group is killed
+ * whole. A process in this process's own group (started without one of its own) is killed alone.
+ */
+async function endGroups(dir: string, pid?: number): Promise<void> {
+  const own = await ownProcessGroup()
+  const naming = (await liveProcesses()).filter((p) => p.pid !== process.pid && names(p, dir))
+  const groups = new Set([...(pid ? [pid] : []), ...naming.filter((p) => p.pgid !== own).map((p) => p.pgid)])
+  const alone = naming.filter((p) => p.pgid === own).map((p) => p.pid)
+  const kill = (leader: number): void => (groups.has(leader) ? killGroupSync(leader) : signal(leader, 'SIGKILL'))
+  const leaders = [...groups, ...alone]
+  const end = Date.now() + OWN_END_MS
+  while (leaders.length > 0 && Date.now() < end) {
+    const states = await Promise.all(leaders.map((l) => processState(l)))
+    states.forEach((state, i) => state && /^[Tt]$/.test(state) && kill(leaders[i]!))
+    if (states.every((state) => state === undefined)) break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  for (const p of alone) signal(p, 'SIGKILL')
+  await Promise.all([...groups].map((g) => killGroup(g, GROUP_KILL_MS)))
+}
+
+/** At exit: the groups of the processes naming dir killed, not waited for. */
+function endNamingSync(processes: ProcessInfo[], dir: string, own: number | undefined): void {
+  for (const p of processes) {
+    if (p.pid === process.pid || !names(p, dir)) continue
+    if (p.pgid === p.pid && p.pgid !== own) killGroupSync(p.pgid)
+    else signal(p.pid, 'SIGKILL')
+  }
 }
 
 /** A signal to a process that may have ended meanwhile (a test may have killed it). */
@@ -164,10 +303,22 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   } catch {}
 }
 
+/**
+ * Undoes what is mounted at dir or in it that this harness does not track (`transferfs mount`
+ * run by the test), as a tracked mount is: unmounted, aborted if it does not go, then the
+ * groups of the processes naming dir (its daemon among them) killed. Returns what was left mounted.
+ */
+export async function undoMountsAt(dir: string): Promise<string[]> {
+  const left = await forceUnmountUnder(dir)
+  await endGroups(dir)
+  return left
+}
+
 /** Undoes every mount and removes every temporary folder; throws, once all is done, naming any mount that would not go. */
 export async function unmountAll(): Promise<void> {
   const left: string[] = []
-  for (const t of [...tracked]) {
+  // The newest first: a mount made over an older one at the same folder (the older one stale), whose helper waits on its daemon, goes first.
+  for (const t of [...tracked].reverse()) {
     left.push(...(await undo(t).catch((err: Error) => {
       tracked.delete(t)
       return [`${t.dir}: ${err.message}`]
@@ -175,6 +326,8 @@ export async function unmountAll(): Promise<void> {
   }
   for (const dir of [...temps]) {
     temps.delete(dir)
+    // A mount in it that no one tracks (`transferfs mount`'s own daemon): unmounted, and its group ended.
+    await undoMountsAt(dir)
     await removeTree(dir).catch((err: Error) => left.push(err.message))
   }
   if (left.length > 0) throw new Error(`left mounted after the test: ${left.join('; ')}`)
