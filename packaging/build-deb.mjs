@@ -6,11 +6,15 @@
 // that installing it needs no compiler, npm or git. Works from a clean clone: it installs the
 // build's own dependencies first when they are missing.
 //
-//   node packaging/build-deb.mjs [--out DIR] [--version V]
+//   node packaging/build-deb.mjs [--out DIR] [--version V] [--repo-url URL --keyring FILE]
 //
 // --out: where the .deb goes (default: the repository's root, as `npm pack` does).
 // --version: the package's version instead of package.json's (a test builds an older one to
 // upgrade from). The path of the .deb is the last line on stdout.
+// --repo-url, --keyring: the apt repository the package is published in and its public key
+// (binary OpenPGP): the package then ships the key and an apt source naming the repository
+// (apt-source.mjs), so that `apt upgrade` brings the next version. `npm run release` gives
+// them; a build without them ships neither.
 import { execFileSync } from 'node:child_process'
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -19,13 +23,15 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { changelog, control, DOC_DIR, LIB_DIR, PACKAGE, runtimeDependencies } from './metadata.mjs'
 import { copyrightFile, nodeLicenseFile } from './copyright.mjs'
+import { KEYRING_PATH, LINTIAN_OVERRIDE, SOURCES_PATH, sourcesFile } from './apt-source.mjs'
 import { pruneRuntimeTree } from './prune.mjs'
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
-const { values: args } = parseArgs({ options: { out: { type: 'string' }, version: { type: 'string' } } })
+const { values: args } = parseArgs({ options: { out: { type: 'string' }, version: { type: 'string' }, 'repo-url': { type: 'string' }, keyring: { type: 'string' } } })
 const version = args.version ?? pkg.version
 const outDir = path.resolve(args.out ?? ROOT)
+const aptSource = repositorySource(args['repo-url'], args.keyring)
 // Reproducible: file times, the changelog's and the man page's date come from the last commit,
 // not from the clock of the machine that builds.
 const epoch = process.env.SOURCE_DATE_EPOCH ?? sourceDateEpoch()
@@ -87,7 +93,8 @@ try {
   pruneRuntimeTree(ROOT, lib)
   plainModules(lib)
   // The lintian tags this package is known to carry, each with its reason (docs/packaging.md).
-  install(path.join(ROOT, 'packaging', 'lintian-overrides'), path.join(tree, 'usr', 'share', 'lintian', 'overrides', PACKAGE))
+  // With the repository's source, the tag it raises too (apt-source.mjs).
+  write(path.join(tree, 'usr', 'share', 'lintian', 'overrides', PACKAGE), readFileSync(path.join(ROOT, 'packaging', 'lintian-overrides'), 'utf8') + (aptSource ? LINTIAN_OVERRIDE : ''))
 
   // The runtime: this very Node, stripped of its debug symbols, with its licence.
   const nodeDir = path.join(lib, 'node')
@@ -112,14 +119,28 @@ try {
   // mount(8) finds the helper by its name; its options are a section of transferfs(1).
   gzipTo('.so man1/transferfs.1\n', path.join(man, 'man8', 'mount.transferfs.8.gz'))
 
+  // The repository's key and source, when it has one. The source is a conffile: dpkg leaves a
+  // user's changes to it (a mirror, the source commented out) in place across upgrades.
+  const conffiles = []
+  if (aptSource) {
+    write(path.join(tree, KEYRING_PATH), aptSource.keyring)
+    write(path.join(tree, SOURCES_PATH), aptSource.sources)
+    conffiles.push(`/${SOURCES_PATH}`)
+  }
+
   // Debian's documents: the copyright of everything shipped, the changelog.
   write(path.join(doc, 'copyright'), copyrightFile(lib, process.version))
   gzipTo(changelog(version, epoch), path.join(doc, 'changelog.gz'))
 
   normalise(tree)
-  const sums = md5sums(tree)
+  // dpkg keeps conffiles' sums itself, as dh_md5sums leaves them out.
+  const sums = md5sums(tree, conffiles)
   const debian = path.join(tree, 'DEBIAN')
   mkdirSync(debian)
+  if (conffiles.length > 0) {
+    write(path.join(debian, 'conffiles'), conffiles.map((f) => `${f}\n`).join(''))
+    chmodSync(path.join(debian, 'conffiles'), 0o644)
+  }
   step('dependencies of the binaries')
   const depends = runtimeDependencies(stage, [path.join(nodeDir, 'bin', 'node'), path.join(prebuilds, 'libfuse3.so.3.node')])
   write(path.join(debian, 'control'), control({ version, depends, installedKiB: installedKiB(tree) }))
@@ -134,6 +155,33 @@ try {
   process.stdout.write(`${deb}\n`)
 } finally {
   rmSync(stage, { recursive: true, force: true })
+}
+
+/** The key and source to ship for --repo-url and --keyring (both or neither), checked first. */
+function repositorySource(url, keyringFile) {
+  if (url === undefined && keyringFile === undefined) return null
+  if (url === undefined || keyringFile === undefined) {
+    process.stderr.write('package: --repo-url and --keyring go together: the repository\'s URL and its public key (`npm run release` gives both)\n')
+    process.exit(2)
+  }
+  let keyring
+  try {
+    keyring = readFileSync(keyringFile)
+  } catch (err) {
+    process.stderr.write(`package: --keyring ${keyringFile}: ${err.message}\n`)
+    process.exit(2)
+  }
+  // apt reads a keyring named *.gpg as binary OpenPGP: the first byte of a packet has its top bit set (armour is text).
+  if (keyring.length === 0 || (keyring[0] & 0x80) === 0) {
+    process.stderr.write(`package: --keyring ${keyringFile}: not a binary OpenPGP key (export it with \`gpg --export KEY\`, without --armor)\n`)
+    process.exit(2)
+  }
+  try {
+    return { keyring, sources: sourcesFile(url) }
+  } catch (err) {
+    process.stderr.write(`package: ${err.message}\n`)
+    process.exit(2)
+  }
 }
 
 /** package.json's dependencies less the build's own (patch-package applies our patch at build time). */
@@ -188,7 +236,7 @@ function installedKiB(dir) {
   return Number(run('du', ['-sk', '--apparent-size', dir]).split('\t')[0])
 }
 
-function md5sums(dir) {
-  const files = run('find', ['.', '-type', 'f', '-printf', '%P\\0'], { cwd: dir }).split('\0').filter(Boolean).sort()
+function md5sums(dir, conffiles) {
+  const files = run('find', ['.', '-type', 'f', '-printf', '%P\\0'], { cwd: dir }).split('\0').filter((f) => f && !conffiles.includes(`/${f}`)).sort()
   return run('md5sum', ['--', ...files], { cwd: dir })
 }

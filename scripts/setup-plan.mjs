@@ -59,6 +59,9 @@ export const TEST_TOOLS = [
   // Debian root made with mmdebstrap.
   { command: 'lintian', apt: ['lintian'], dnf: 'lintian', why: 'the package test checks the .deb with it' },
   { command: 'mmdebstrap', apt: ['mmdebstrap'], dnf: 'mmdebstrap', why: 'the package test installs the .deb into a clean Debian root it makes' },
+  // It also releases the package into a signed apt repository (packaging/release.mjs).
+  { command: 'apt-ftparchive', apt: ['apt-utils'], dnf: 'apt-utils', why: 'the package test makes an apt repository with it' },
+  { command: 'gpg', apt: ['gnupg'], dnf: 'gnupg2', why: 'the package test signs its apt repository with a key it makes' },
   { command: 'systemd-escape', apt: ['systemd'], dnf: 'systemd', why: 'the unit template test escapes folders with it' },
   // The proxy tests start a proxy of their own: Debian's tinyproxy-bin is the program
   // without the system service (the tinyproxy package would start one on port 8888).

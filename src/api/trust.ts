@@ -43,24 +43,46 @@ export function systemStoreLocation(env: Environment, exists: (file: string) => 
   return { files: bundle ? [bundle] : [], dirs: [] }
 }
 
+/** Why a file or folder a trust setting or variable names cannot be used, in plain words. */
+export function unreadableReason(err: unknown): string {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return 'which is not there'
+    case 'EACCES':
+    case 'EPERM':
+      return 'which this user may not read'
+    case 'EISDIR':
+      return 'which is a folder, not a file'
+    default:
+      return `which cannot be read (${(err as Error).message})`
+  }
+}
+
 /**
  * The certificates (PEM) trusted besides Node's list: the system's store and what
- * NODE_EXTRA_CA_CERTS adds. A file or folder a variable names must be readable (an Error
- * naming the variable); no bundle anywhere is an empty store, as it is to OpenSSL.
+ * NODE_EXTRA_CA_CERTS adds; no bundle anywhere is an empty store, as it is to OpenSSL.
+ * A file or folder the variables name that cannot be read is left out with one warning
+ * naming the variable and the file, and the other roots go on working: the variables are
+ * inherited, not chosen (a clean root's environment may name a bundle that package
+ * ca-certificates would have installed), as Node does for NODE_EXTRA_CA_CERTS.
  */
-export async function readSystemStore(env: Environment): Promise<string[]> {
+export async function readSystemStore(env: Environment, warn: (message: string) => void): Promise<string[]> {
   const where = systemStoreLocation(env, existsSync)
-  const named = (variable: string, err: unknown): Error => new Error(`${variable}: ${(err as Error).message}`)
+  const leftOut = (what: string, err: unknown): void =>
+    warn(`${what}, ${unreadableReason(err)}: its certificates are left out; Node's own authorities and the ca setting's are still trusted`)
   const certificates: string[] = []
   for (const file of where.files) {
     const text = await readFile(file, 'utf8').catch((err: unknown) => {
-      throw named(env[CERT_VARIABLES.file] ? CERT_VARIABLES.file : file, err)
+      leftOut(env[CERT_VARIABLES.file] ? `${CERT_VARIABLES.file} names ${file}` : `the system's certificate store is ${file}`, err)
+      return ''
     })
     certificates.push(...pemCertificates(text))
   }
   for (const dir of where.dirs) {
     const names = await readdir(dir).catch((err: unknown) => {
-      throw named(CERT_VARIABLES.dir, err)
+      leftOut(`${CERT_VARIABLES.dir} names ${dir}`, err)
+      return []
     })
     for (const name of names.filter((n) => HASHED_NAME.test(n)).sort()) {
       certificates.push(...pemCertificates(await readFile(path.join(dir, name), 'utf8').catch(() => '')))

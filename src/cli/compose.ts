@@ -9,7 +9,8 @@ import { TransferClient } from '../api/client.js'
 import { NotSignedInError } from '../api/errors.js'
 import type { ClientOptionsInput } from '../api/options.js'
 import { proxyRoutes } from '../api/proxy.js'
-import { pemCertificates, readSystemStore } from '../api/trust.js'
+import { pemCertificates, readSystemStore, unreadableReason } from '../api/trust.js'
+import { plainText } from '../base/shown-text.js'
 import { FOLDER_FLAGS } from '../config/paths.js'
 import { silentLogger, type Logger } from '../base/log.js'
 import { mountReadAheadKb } from '../fuse/mount.js'
@@ -114,31 +115,60 @@ function required(settings: Settings, key: 'apiUrl' | 'apiKey'): string {
   return v
 }
 
+/** A warning of a command, on its stderr as one line. */
+export function warnOnStderr(message: string): void {
+  process.stderr.write(`transferfs: warning: ${plainText(message)}\n`)
+}
+
+/** Where the ca setting was given, as the user wrote it. */
+function caSettingOrigin(loaded: LoadedSettings): string {
+  switch (loaded.sources.ca) {
+    case 'flag':
+      return flagName('ca')
+    case 'env':
+      return envName('ca')
+    default:
+      return `"ca" in ${loaded.configFile}`
+  }
+}
+
+/**
+ * The certificates the ca setting's file holds, or undefined when it is not set. It is the
+ * user's explicit choice, so a file that cannot be used stops the command with one line
+ * naming the setting and the file (the inherited SSL_CERT_* variables only warn).
+ */
+async function readCaSetting(loaded: LoadedSettings): Promise<string | undefined> {
+  const file = loaded.settings.ca
+  if (!file) return undefined
+  const setting = `the ca setting (${caSettingOrigin(loaded)}) names ${file}`
+  const pem = await readFile(file, 'utf8').catch((err: unknown) => {
+    throw new SettingsError(`${setting}, ${unreadableReason(err)}: give a PEM file of certificate authorities, or unset it`)
+  })
+  if (pemCertificates(pem).length === 0) throw new SettingsError(`${setting}, which holds no certificate (a PEM file is wanted: -----BEGIN CERTIFICATE-----)`)
+  return pem
+}
+
 /**
  * A client of the service with the session in the token file, trusting the system's
- * certificate store and `ca`, through the proxy the settings and `env` name.
+ * certificate store and `ca`, through the proxy the settings and `env` name. `warn` hears of
+ * a part of the system's store that cannot be read (the command's stderr, the mount's log).
  */
-export async function createClient(loaded: LoadedSettings, extra: Partial<ClientOptionsInput> = {}, env: NodeJS.ProcessEnv = process.env): Promise<TransferClient> {
+export async function createClient(loaded: LoadedSettings, extra: Partial<ClientOptionsInput> = {}, env: NodeJS.ProcessEnv = process.env, warn: (message: string) => void = warnOnStderr): Promise<TransferClient> {
   const { settings } = loaded
   // Mistakes in what the user gave (a file, a variable, a URL) are settings errors: exit 2, never a retry.
-  const given = async <T>(what: () => T | Promise<T>, prefix = ''): Promise<T> => {
+  const given = async <T>(what: () => T | Promise<T>): Promise<T> => {
     try {
       return await what()
     } catch (err) {
-      throw new SettingsError(`${prefix}${(err as Error).message}`)
+      throw new SettingsError((err as Error).message)
     }
   }
-  let ca: string | undefined
-  if (settings.ca) {
-    const file = settings.ca
-    ca = await given(() => readFile(file, 'utf8'), `${flagName('ca')} ${file}: `)
-    if (pemCertificates(ca).length === 0) throw new SettingsError(`${flagName('ca')} ${file}: no certificate in it (a PEM file is wanted: -----BEGIN CERTIFICATE-----)`)
-  }
+  const ca = await readCaSetting(loaded)
   return new TransferClient({
     apiUrl: required(settings, 'apiUrl'),
     apiKey: required(settings, 'apiKey'),
     ca,
-    systemCa: await given(() => readSystemStore(env)),
+    systemCa: await readSystemStore(env, warn),
     proxy: await given(() => proxyRoutes(settings.proxy, env)),
     tokenFile: loaded.tokenFile,
     // A connection per fetch for its range stream and one for its pieces' GetRangeHash calls:
@@ -228,7 +258,7 @@ export async function composeMount(loaded: LoadedSettings, mountDir: string, log
   // First: it loads the FUSE addon, whose failure (no FUSE library) leaves nothing open. A
   // front other than FUSE (the NFS server) gives the readahead of its own clients instead.
   const readAheadKb = front.readAheadKb ?? mountReadAheadKb(loaded.settings)
-  const client = await createClient(loaded)
+  const client = await createClient(loaded, {}, process.env, (message) => log.warn(message))
   if (!(await client.auth.isSignedIn())) {
     await client.close()
     throw new NotSignedInError(NOT_SIGNED_IN)

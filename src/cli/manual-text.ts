@@ -106,7 +106,8 @@ export function environment(): string {
       `${bold(CERT_VARIABLES.file)}, ${bold(CERT_VARIABLES.dir)}`,
       roff`Where the system's certificate store is, as OpenSSL reads them: a PEM bundle, and folders of certificates named by their`
         + roff` hash (${page('openssl-rehash', 1)}). When neither is set, the distribution's bundle: ${DISTRIBUTION_BUNDLES.slice(0, 2).map((b) => bold(b)).join(' or ')}.`
-        + roff` The authorities trusted are Node's own, the store's and those of the ${bold('ca')} setting, together.`,
+        + roff` The authorities trusted are Node's own, the store's and those of the ${bold('ca')} setting, together.`
+        + roff` A file or folder they name that cannot be read is left out with one warning naming it; a ${bold('ca')} file that cannot be read is an error.`,
     ),
     item(bold('NO_COLOR'), roff`When set and not empty, no colours.`),
     item(bold('FORCE_COLOR'), roff`When set, not empty and not 0, colours even where the output is not a terminal.`),

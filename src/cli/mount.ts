@@ -12,7 +12,8 @@ import { runMount } from '../fuse/lifecycle.js'
 import { loadFuse } from '../fuse/addon.js'
 import { checkMountPoint } from '../fuse/mount.js'
 import { stderrLogger } from '../base/log.js'
-import { addSettingFlags, composeMount, MOUNT_LOG_FILE, settingArgs, settingEnv } from './compose.js'
+import { readSystemStore } from '../api/trust.js'
+import { addSettingFlags, composeMount, MOUNT_LOG_FILE, settingArgs, settingEnv, warnOnStderr } from './compose.js'
 
 interface MountOptions extends Record<string, unknown> {
   foreground?: boolean
@@ -49,6 +50,8 @@ export async function mountForeground(dir: string, opts: MountOptions): Promise<
 async function mountBackground(dir: string, opts: MountOptions): Promise<void> {
   // Settings are read here too, so a mistake is reported before any process is started.
   const settings = await loadSettings(opts)
+  // The daemon's warnings go to its log: one about the system's store is said here as well.
+  await readSystemStore(process.env, warnOnStderr)
   await mkdir(settings.folders.data, { recursive: true, mode: 0o700 })
   const logFile = path.join(settings.folders.data, MOUNT_LOG_FILE)
   const script = process.argv[1]

@@ -14,6 +14,10 @@ import { createSelfSignedCertificate } from '../../src/emulator/cert.js'
 import { startHarness, type Harness } from './harness.js'
 
 let h: Harness
+/** For the reads that must not warn: a warning fails the test. */
+const noWarning = (message: string): never => {
+  throw new Error(`unexpected warning: ${message}`)
+}
 /** A CA that has nothing to do with the service. */
 let unrelatedCa: string
 
@@ -41,24 +45,36 @@ describe('where the system\'s store is', () => {
   })
 
   it('reads the bundle SSL_CERT_FILE names, and a folder\'s certificates by their hashed names as OpenSSL does', async () => {
-    expect(await readSystemStore({ SSL_CERT_FILE: h.service.ca })).toEqual(pemCertificates(h.ca))
+    expect(await readSystemStore({ SSL_CERT_FILE: h.service.ca }, noWarning)).toEqual(pemCertificates(h.ca))
     const dir = join(h.dir, 'certs')
     await mkdir(dir)
     await writeFile(join(dir, 'unrelated.pem'), unrelatedCa)
     await copyFile(h.service.ca, join(dir, 'service.pem'))
     // The name OpenSSL looks a certificate up by: its subject's hash.
     execFileSync('openssl', ['rehash', dir])
-    const found = await readSystemStore({ SSL_CERT_DIR: dir })
+    const found = await readSystemStore({ SSL_CERT_DIR: dir }, noWarning)
     expect(found.sort()).toEqual([...pemCertificates(unrelatedCa), ...pemCertificates(h.ca)].sort())
   })
 
-  it('a file or folder the variables name must be there: the error names the variable', async () => {
-    await expect(readSystemStore({ SSL_CERT_FILE: join(h.dir, 'missing.pem') })).rejects.toThrow(/^SSL_CERT_FILE: ENOENT/)
-    await expect(readSystemStore({ SSL_CERT_DIR: join(h.dir, 'missing') })).rejects.toThrow(/^SSL_CERT_DIR: ENOENT/)
+  it('a file or folder the variables name that is not there: one warning naming the variable and the file, and the rest is still read', async () => {
+    const missingFile = join(h.dir, 'missing.pem')
+    const missingDir = join(h.dir, 'missing')
+    const present = join(h.dir, 'present-certs')
+    await mkdir(present)
+    await copyFile(h.service.ca, join(present, 'service.pem'))
+    execFileSync('openssl', ['rehash', present])
+    const heard: string[] = []
+    const found = await readSystemStore({ SSL_CERT_FILE: missingFile, SSL_CERT_DIR: `${missingDir}:${present}` }, (m) => heard.push(m))
+    expect(heard).toEqual([
+      `SSL_CERT_FILE names ${missingFile}, which is not there: its certificates are left out; Node's own authorities and the ca setting's are still trusted`,
+      `SSL_CERT_DIR names ${missingDir}, which is not there: its certificates are left out; Node's own authorities and the ca setting's are still trusted`,
+    ])
+    // The folder beside the missing one is still read.
+    expect(found).toEqual(pemCertificates(h.ca))
   })
 
   it('without the variables, this machine\'s bundle: it holds public roots, as Node\'s list does', async () => {
-    const system = await readSystemStore({})
+    const system = await readSystemStore({}, noWarning)
     expect(system.length).toBeGreaterThan(50)
     const bodies = new Set(rootCertificates.map((c) => c.replace(/-----[^-]+-----|\s/g, '')))
     expect(system.some((c) => bodies.has(c.replace(/-----[^-]+-----|\s/g, '')))).toBe(true)
@@ -67,17 +83,17 @@ describe('where the system\'s store is', () => {
 
 describe('the roots in effect', () => {
   it('the service\'s CA through the system\'s store alone: signed in', async () => {
-    const client = h.client({ ca: undefined, systemCa: await readSystemStore({ SSL_CERT_FILE: h.service.ca }) })
+    const client = h.client({ ca: undefined, systemCa: await readSystemStore({ SSL_CERT_FILE: h.service.ca }, noWarning) })
     await client.auth.login(h.user.email, h.user.password)
   })
 
   it('`ca` adds to the roots: an unrelated CA beside the store that holds the service\'s still signs in', async () => {
-    const client = h.client({ ca: unrelatedCa, systemCa: await readSystemStore({ SSL_CERT_FILE: h.service.ca }) })
+    const client = h.client({ ca: unrelatedCa, systemCa: await readSystemStore({ SSL_CERT_FILE: h.service.ca }, noWarning) })
     await client.auth.login(h.user.email, h.user.password)
   })
 
   it('neither: a certificate error naming the host and the way to trust its authority, never retried', async () => {
-    const client = h.client({ ca: unrelatedCa, systemCa: await readSystemStore({}) })
+    const client = h.client({ ca: unrelatedCa, systemCa: await readSystemStore({}, noWarning) })
     const err = await client.auth.login(h.user.email, h.user.password).then(() => null, (e: unknown) => e as Error)
     expect(err).toBeInstanceOf(NetworkError)
     expect(isUntrustedCertificate(err)).toBe(true)

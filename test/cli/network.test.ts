@@ -194,15 +194,48 @@ describe('the authorities trusted', () => {
     expect(r.stderr).toContain('hint: on Debian and Ubuntu, copy the authority\'s certificate (PEM, named *.crt) into /usr/local/share/ca-certificates/ and run `sudo update-ca-certificates`; or give it with --ca FILE')
   })
 
-  it('a --ca file without a certificate, or an SSL_CERT_FILE that is not there: a settings error saying which', async () => {
-    const notPem = path.join(await tempDir(), 'not.pem')
+  it('SSL_CERT_FILE naming a file that is not there: one warning naming the variable and the file; login and a verified download with --ca work', async () => {
+    delete process.env.TRANSFERFS_CA
+    // As in a clean Debian root whose environment names the bundle package ca-certificates would install.
+    const missing = path.join(await tempDir(), 'ca-certificates.crt')
+    process.env.SSL_CERT_FILE = missing
+    const warning = `transferfs: warning: SSL_CERT_FILE names ${missing}, which is not there: its certificates are left out; Node's own authorities and the ca setting's are still trusted`
+    const signIn = await cli(['login', '--email', service.user.email, '--password-stdin', '--ca', serviceCa], { input: `${service.user.password}\n` })
+    expect(signIn.code, signIn.stderr).toBe(0)
+    expect(signIn.stderr.split('\n').filter((l) => l.includes('SSL_CERT_FILE') || l.includes('warning'))).toEqual([warning])
+    const data = bytes(MiB + 11, 13)
+    const t = await putTransfer(client, [{ name: 'g.bin', data }])
+    const out = await tempDir()
+    const got = await cli(['download', t.id, '-o', out, '--json', '--ca', serviceCa])
+    expect(got.code, got.stderr).toBe(0)
+    expect(got.stderr.split('\n').filter((l) => l.includes('warning'))).toEqual([warning])
+    expect(md5(await readFile(path.join(out, 'g.bin')))).toBe(md5(data))
+  })
+
+  it('a ca setting naming a file that is not there, or one without a certificate: the command stops with one line naming the setting and the file', async () => {
+    const dir = await tempDir()
+    const missing = path.join(dir, 'company-ca.pem')
+    const notPem = path.join(dir, 'not.pem')
     await writeFile(notPem, 'hello\n')
-    const r = await cli(['inbox', '--ca', notPem])
-    expect(r.code).toBe(EXIT.usage)
-    expect(r.stderr).toContain(`--ca ${notPem}: no certificate in it`)
-    process.env.SSL_CERT_FILE = path.join(path.dirname(notPem), 'missing.pem')
-    const missing = await cli(['inbox'])
-    expect(missing.code).toBe(EXIT.usage)
-    expect(missing.stderr).toContain('SSL_CERT_FILE: ENOENT')
+    const errors = (r: { stderr: string }) => r.stderr.split('\n').filter((l) => l.startsWith('transferfs: ') && !l.startsWith('transferfs: warning: --api-key'))
+
+    const flag = await cli(['inbox', '--ca', missing])
+    expect(flag.code).toBe(EXIT.usage)
+    expect(errors(flag)).toEqual([`transferfs: the ca setting (--ca) names ${missing}, which is not there: give a PEM file of certificate authorities, or unset it`])
+    process.env.TRANSFERFS_CA = missing
+    const env = await cli(['inbox'])
+    expect(env.code).toBe(EXIT.usage)
+    expect(errors(env)).toEqual([`transferfs: the ca setting (TRANSFERFS_CA) names ${missing}, which is not there: give a PEM file of certificate authorities, or unset it`])
+    delete process.env.TRANSFERFS_CA
+    const set = await cli(['config', 'set', 'ca', missing])
+    expect(set.code, set.stderr).toBe(0)
+    const fromFile = await cli(['inbox'])
+    expect(fromFile.code).toBe(EXIT.usage)
+    expect(errors(fromFile)).toEqual([`transferfs: the ca setting ("ca" in ${path.join(process.env.TRANSFERFS_CONFIG_DIR!, 'config.json')}) names ${missing}, which is not there: give a PEM file of certificate authorities, or unset it`])
+    expect((await cli(['config', 'unset', 'ca'])).code).toBe(0)
+
+    const empty = await cli(['inbox', '--ca', notPem])
+    expect(empty.code).toBe(EXIT.usage)
+    expect(errors(empty)).toEqual([`transferfs: the ca setting (--ca) names ${notPem}, which holds no certificate (a PEM file is wanted: -----BEGIN CERTIFICATE-----)`])
   })
 })

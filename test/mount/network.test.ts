@@ -4,7 +4,8 @@
 // the proxy's, the mount's own going to the proxy; a wrong password makes listings fail at
 // once with the proxy's word in the log; NO_PROXY naming the service goes straight to it.
 // Then the service's CA trusted through the system's store alone (SSL_CERT_FILE, no --ca),
-// and with an unrelated --ca beside it. NODE_EXTRA_CA_CERTS is unset: users do not have it.
+// and with an unrelated --ca beside it; an SSL_CERT_FILE naming a file that is not there only
+// warns. NODE_EXTRA_CA_CERTS is unset: users do not have it.
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -218,5 +219,17 @@ describe('the authorities trusted', () => {
     await writeFile(empty, '')
     await remount({ SSL_CERT_FILE: empty, TRANSFERFS_CA: unrelated })
     expect(await listUntilUnreachable()).toContain(`the service cannot be reached: the certificate of ${apiHost} is not accepted`)
+  })
+
+  it('SSL_CERT_FILE naming a file that is not there, the service\'s CA given with ca: the mount works, its log warning once, naming the variable and the file', async () => {
+    // As in a clean Debian root whose environment names the bundle package ca-certificates would install.
+    const missing = path.join(await tempDir(), 'ca-certificates.crt')
+    await remount({ SSL_CERT_FILE: missing, TRANSFERFS_CA: service.ca })
+    const report = await fileOnMount('Quarterly report')
+    expect(await md5sum(report.file)).toBe(report.md5)
+    const log = (await readFile(daemonLog(), 'utf8')).slice(logMark)
+    expect(log.split('\n').filter((l) => l.includes('SSL_CERT_FILE'))).toEqual([
+      `transferfs: warn: SSL_CERT_FILE names ${missing}, which is not there: its certificates are left out; Node's own authorities and the ca setting's are still trusted`,
+    ])
   })
 })

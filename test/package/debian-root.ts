@@ -1,4 +1,4 @@
-// A clean Debian 12 (bookworm) to install the .deb into, as a user's machine has it and with
+// A clean Debian 12 (bookworm) or 13 (trixie) to install the .deb into, as a user's machine has it and with
 // nothing of this machine's: a minbase root made by mmdebstrap (kept as a tarball in the build
 // cache and unpacked afresh for every run), entered with chroot inside a mount and PID
 // namespace of its own. Its /proc and the FUSE mounts made in it live in that mount namespace
@@ -52,21 +52,26 @@ function exec(cmd: string, args: string[], timeoutMs = 60_000): Promise<RootRunR
   return collectGroup(spawn(cmd, args, { env: { ...process.env, PATH: HOST_PATH }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }), timeoutMs, undefined, cmd)
 }
 
+/** The Debian releases a root is made of, by their codename, with the major version /etc/debian_version starts with. */
+export const DEBIAN_RELEASES = { bookworm: 12, trixie: 13 } as const
+export type DebianRelease = keyof typeof DEBIAN_RELEASES
+
 /**
- * The cached root tarball for these extra packages, made with mmdebstrap when missing. Keyed
- * by the package list, so another list gets a root of its own. The package lists stay in it
- * (apt then only refreshes them, as on an installed system); apt's download cache does not.
+ * The cached root tarball of a Debian release with these extra packages, made with
+ * mmdebstrap when missing. Keyed by the release and the package list, so another gets a root
+ * of its own. The package lists stay in it (apt then only refreshes them, as on an installed
+ * system); apt's download cache does not.
  */
-export async function bookwormTarball(include: string[]): Promise<string> {
+export async function debianTarball(release: DebianRelease, include: string[]): Promise<string> {
   const cache = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'transferfs-build')
-  const file = path.join(cache, `bookworm-minbase-${include.join(',')}.tar`)
+  const file = path.join(cache, `${release}-minbase${include.length > 0 ? `-${include.join(',')}` : ''}.tar`)
   if ((await stat(file).catch(() => null))?.isFile()) return file
   await mkdir(cache, { recursive: true })
   // Written under another name and renamed: a run killed halfway leaves no tarball that looks complete.
   const partial = `${file.slice(0, -'.tar'.length)}.partial-${process.pid}.tar`
   try {
-    const r = await exec('mmdebstrap', ['--variant=minbase', `--include=${include.join(',')}`, '--skip=cleanup/apt/lists', '--format=tar', 'bookworm', partial], 900_000)
-    if (r.code !== 0) throw new Error(`mmdebstrap could not make a Debian 12 root (exit ${r.code}):\n${r.stderr.slice(-4000)}`)
+    const r = await exec('mmdebstrap', ['--variant=minbase', ...(include.length > 0 ? [`--include=${include.join(',')}`] : []), '--skip=cleanup/apt/lists', '--format=tar', release, partial], 900_000)
+    if (r.code !== 0) throw new Error(`mmdebstrap could not make a Debian ${DEBIAN_RELEASES[release]} root (exit ${r.code}):\n${r.stderr.slice(-4000)}`)
     await rename(partial, file)
   } finally {
     await rm(partial, { force: true })

@@ -80,7 +80,7 @@ describe('the FUSE libraries and the mount helper', () => {
     const test = planSetup(facts)
     expect(names(test)).toEqual(['libfuse2', 'libfuse3-3', 'libfuse3-dev', 'pkg-config', 'fuse3', 'make', 'g++', 'python3',
       'rsync', 'sqlite3', 'unzip', 'zip', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dbus', 'python3-dbus', 'python3-gi',
-      'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark'])
+      'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark'])
     expect(test.update).toEqual(['apt-get', 'update', '-qq'])
     expect(test.command?.slice(0, 4)).toEqual(['apt-get', 'install', '-y', '--no-remove'])
     expect(test.exitCode).toBe(0)
@@ -154,7 +154,7 @@ describe('who installs', () => {
   it('start leaves the test tools alone; test installs the missing ones', () => {
     const facts = machine({ commands: ['make', 'g++', 'python3', 'pkg-config', 'sqlite3', 'unzip', 'zip', 'dbus-daemon'] })
     expect(planSetup({ ...facts, mode: 'start' }).install).toEqual([])
-    expect(names(planSetup(facts))).toEqual(['rsync', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark'])
+    expect(names(planSetup(facts))).toEqual(['rsync', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark'])
   })
 })
 
