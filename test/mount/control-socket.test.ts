@@ -175,7 +175,9 @@ describe('thousands of idle connections to the control socket', () => {
       const during = { sockets: await socketsOf(pid), rss: await rssOf(pid) }
       // Held open by the test, yet the mount keeps no more than the cap of them.
       expect(during.sockets - before.sockets, JSON.stringify({ before, during })).toBeLessThanOrEqual(MAX_CONTROL_CONNECTIONS + 8)
-      expect(closed.count).toBeGreaterThanOrEqual(N - MAX_CONTROL_CONNECTIONS)
+      // The mount closes what is over the cap as it accepts, so under load the last closes may
+      // still be on their way when the last connect lands: waited for, for less than the deadline.
+      expect(await waitFor(() => closed.count >= N - MAX_CONTROL_CONNECTIONS, 2_000, 50), `${closed.count} of ${N} closed`).toBe(true)
       const started = Date.now()
       const r = await cli(['pin', await transferFolder(account.mountDir, pinned.id)])
       expect(r.code, r.stderr).toBe(0)
