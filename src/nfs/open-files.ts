@@ -4,52 +4,32 @@
 import type { Logger } from '../base/log.js'
 import { bytesLength, giveBack } from '../read/bytes.js'
 import type { FileSystemCore } from '../vfs/core.js'
+import { HeldHandles } from './held-handles.js'
 
 /** ms a file stays open after its last READ. */
 export const READ_IDLE_MS = 10_000
 
-interface Held {
-  fh: Promise<number>
-  /** Reads running on it: it is not closed under them. */
-  using: number
-  timer: NodeJS.Timeout | null
-}
-
 export class OpenFiles {
-  private readonly held = new Map<string, Held>()
-  private closed = false
+  private readonly handles: HeldHandles<null>
 
   constructor(
     private readonly core: FileSystemCore,
-    private readonly log: Logger,
-    private readonly idleMs = READ_IDLE_MS,
-  ) {}
+    log: Logger,
+    idleMs = READ_IDLE_MS,
+  ) {
+    this.handles = new HeldHandles<null>({
+      open: (path) => core.open(path, 0),
+      fresh: () => null,
+      mayClose: () => true,
+      close: (path, fh) => core.release(path, fh),
+      closeFailed: (path, err) => log.debug(`releasing ${path}: ${err.message}`),
+      idleMs,
+    })
+  }
 
   /** Runs `use` with a handle of `path` open for reading. */
-  async reading<T>(path: string, use: (fh: number) => T | Promise<T>): Promise<T> {
-    if (this.closed) throw new Error('the NFS server is stopping')
-    let h = this.held.get(path)
-    if (!h) {
-      h = { fh: this.core.open(path, 0), using: 0, timer: null }
-      this.held.set(path, h)
-      const opened = h
-      // A failed open is not kept: the next READ tries again.
-      h.fh.catch(() => {
-        if (this.held.get(path) === opened) this.held.delete(path)
-      })
-    }
-    if (h.timer) clearTimeout(h.timer)
-    h.timer = null
-    h.using++
-    try {
-      return await use(await h.fh)
-    } finally {
-      h.using--
-      if (h.using === 0 && this.held.get(path) === h) {
-        h.timer = setTimeout(() => void this.release(path, h), this.idleMs)
-        h.timer.unref()
-      }
-    }
+  reading<T>(path: string, use: (fh: number) => T | Promise<T>): Promise<T> {
+    return this.handles.using(path, (fh) => use(fh))
   }
 
   /**
@@ -68,24 +48,8 @@ export class OpenFiles {
     })
   }
 
-  private async release(path: string, h: Held): Promise<void> {
-    if (this.held.get(path) !== h || h.using > 0) return
-    this.held.delete(path)
-    try {
-      await this.core.release(path, await h.fh)
-    } catch (err) {
-      this.log.debug(`releasing ${path}: ${(err as Error).message}`)
-    }
-  }
-
   /** Every file let go; no file is opened from now on. */
-  async closeAll(): Promise<void> {
-    this.closed = true
-    const all = [...this.held.entries()]
-    for (const [, h] of all) if (h.timer) clearTimeout(h.timer)
-    await Promise.all(all.map(([path, h]) => {
-      this.held.delete(path)
-      return h.fh.then((fh) => this.core.release(path, fh)).catch(() => {})
-    }))
+  closeAll(): Promise<void> {
+    return this.handles.closeAll()
   }
 }
