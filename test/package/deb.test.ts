@@ -139,7 +139,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     expect(r.code, explain(what, r)).toBe(0)
     return JSON.parse(r.stdout) as T
   }
-  const status = async (): Promise<{ entries: StatusEntry[]; running: boolean; keep?: { entries: PinEntry[] } }> => json('transferfs status --json', await transferfs('status', '--json'))
+  const status = async (): Promise<{ entries: StatusEntry[]; running: boolean; pins?: { entries: PinEntry[] } }> => json('transferfs status --json', await transferfs('status', '--json'))
   const info = async (id: string): Promise<TransferJson> => json(`transferfs info ${id}`, await transferfs('info', id, '--files', '--json'))
 
   /** The service's test controls (docs/local-service.md), from this machine. */
@@ -531,11 +531,11 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     const pinnedFile = (await info(smallest!.id)).files!.find((f) => f.filesize > 0)!
     const pin = await transferfs('pin', `${MOUNT}/by-id/${smallest!.id}`)
     expect(pin.code, await explainMount('transferfs pin', pin)).toBe(0)
-    const keptAll = async (): Promise<boolean> => {
-      const pins = (await status()).keep?.entries ?? []
-      return pins.length === 1 && pins[0]!.state === 'kept' && pins[0]!.bytesCached === pins[0]!.bytesTotal
+    const pinnedAll = async (): Promise<boolean> => {
+      const pins = (await status()).pins?.entries ?? []
+      return pins.length === 1 && pins[0]!.state === 'pinned' && pins[0]!.bytesCached === pins[0]!.bytesTotal
     }
-    expect(await waitFor(keptAll, 90_000, 500), `the pin was not fetched within 90 s: ${JSON.stringify((await status()).keep)}${await mountLog()}`).toBe(true)
+    expect(await waitFor(pinnedAll, 90_000, 500), `the pin was not fetched within 90 s: ${JSON.stringify((await status()).pins)}${await mountLog()}`).toBe(true)
     await unmountAsUser()
     // Left unsent: not done, nothing mailed, the bytes kept in the data folder.
     expect((await status()).entries.find((e) => e.name === `${to}/held.bin`)?.state).not.toBe('done')
@@ -569,7 +569,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     expect({ code: left.code, files: left.stdout.trim() }).toEqual({ code: 0, files: '' })
 
     // N's pin is N+1's: still kept in full, and its file reads right without a byte fetched since the upgrade.
-    expect(await keptAll(), `the pin after the upgrade: ${JSON.stringify((await status()).keep)}`).toBe(true)
+    expect(await pinnedAll(), `the pin after the upgrade: ${JSON.stringify((await status()).pins)}`).toBe(true)
     const sum = await asUser(['md5sum', `${MOUNT}/by-id/${smallest!.id}/${pinnedFile.filename}`])
     expect(sum.code, await explainMount('md5sum of the pinned file', sum)).toBe(0)
     expect(sum.stdout.split(' ')[0]).toBe(pinnedFile.md5)
