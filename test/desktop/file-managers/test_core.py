@@ -1,13 +1,15 @@
 """The file-manager extensions' logic (desktop/file-managers/transferfs_fm/core.py): each state's
 emblem and words, which menu entries each kind of entry gets, the commands and what is said
-when they fail. Run by test/desktop/file-manager-core.test.ts (PYTHONPATH=desktop/file-managers).
+when they fail. Run by test/desktop/file-manager-core.test.ts.
 """
 
 import os
+import sys
 import tempfile
 import unittest
 
-from transferfs_fm import core
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../desktop/file-managers"))
+from transferfs_fm import core  # noqa: E402
 
 MNT = "/home/ann/Transfers"
 MOUNTINFO = (
