@@ -1,7 +1,10 @@
 // Each file manager's transferfs extension (desktop/file-managers/<manager>/) loads under its
 // real binding module (gi.require_version('Nautilus', '4.0'), 'Nemo' 3.0, 'Caja' 2.0), defines
 // one provider class of the three providers with the "Transfer" column, leaves a local file
-// alone, and offers "Send with transferfs…" on it once the send dialog is installed. A binding
+// alone, and offers "Send with transferfs…" on it once the send dialog is installed; entries
+// carrying the mount's attributes get their emblem, column words and menu through the
+// asynchronous path (read off the UI thread, applied on the main loop), and a fetch under way is
+// asked again. A binding
 // that is not installed skips its test, saying which package brings it.
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -42,6 +45,15 @@ describe('the file-manager extensions under their bindings', () => {
         localInfo: { result: 'complete', emblems: [], attributes: {} },
         localMenu: [],
         localMenuWithDialog: ['Send with transferfs…'],
+        asynchronous: {
+          results: ['in_progress', 'in_progress', 'in_progress'],
+          completions: ['complete', 'complete', 'complete'],
+          emblems: { 'inbox/T': ['emblem-web'], 'inbox/T/a.bin': ['emblem-synchronizing'], 'outbox/x.bin': ['emblem-important'] },
+          column: { 'inbox/T': 'Only on the service', 'inbox/T/a.bin': 'Keeping: fetching 40%', 'outbox/x.bin': 'Failed: the address is not valid' },
+          // A fetch under way is asked again; the others stand until something changes them.
+          askedAgain: { 'inbox/T': false, 'inbox/T/a.bin': true, 'outbox/x.bin': false },
+          menu: { 'inbox/T': ['Keep on this computer', 'Show details'], 'inbox/T/a.bin': ['Copy link', 'Open in browser', 'Show details'], 'outbox/x.bin': [] },
+        },
       })
     })
   }

@@ -67,8 +67,8 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
         # ---- attributes: emblem and column --------------------------------------------------
 
         def get_columns(self) -> List[Any]:
-            # Made once and kept: asked again each time a view opens, and Nemo's column is
-            # not to be finalized outside Nemo's own lifetime (it aborts the process).
+            # Made once and kept: asked for again each time a view opens, and a Nemo.Column
+            # finalized outside Nemo aborts the process (seen with nemo-python 5.6).
             if self._columns is None:
                 self._columns = [
                     fm.Column(

@@ -7,8 +7,10 @@ as `python3 check_binding.py nautilus|nemo|caja` (a python3 with gi and the bind
 import json
 import os
 import runpy
+import shutil
 import sys
 import tempfile
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "../../../desktop/file-managers")
@@ -26,6 +28,7 @@ class FileInfo:
         self.is_dir = is_dir
         self.emblems = []
         self.attributes = {}
+        self.invalidated = 0
 
     def get_uri_scheme(self):
         return "file"
@@ -41,6 +44,12 @@ class FileInfo:
 
     def add_string_attribute(self, name, value):
         self.attributes[name] = value
+
+    def invalidate_extension_info(self):
+        self.invalidated += 1
+
+    def is_gone(self):
+        return False
 
 
 def main():
@@ -71,17 +80,69 @@ def main():
         os.chmod(dialog, 0o755)
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
         with_dialog = menu([info])
+    asynchronous = read_asynchronously(fm, GObject)
     print(json.dumps({
         "classes": [c.__name__ for c in classes],
         "gtype": extension.__gtype_name__,
         "providers": [p.__name__ for p in providers if isinstance(extension, p)],
         "columns": [[c.get_property("name"), c.get_property("attribute"), c.get_property("label")] for c in columns],
-        "localInfo": {"result": result.value_nick if hasattr(result, "value_nick") else str(result), "emblems": info.emblems, "attributes": info.attributes},
+        "localInfo": {"result": result.value_nick.replace("-", "_") if hasattr(result, "value_nick") else str(result), "emblems": info.emblems, "attributes": info.attributes},
         "localMenu": without_dialog,
         "localMenuWithDialog": with_dialog,
+        "asynchronous": asynchronous,
     }), flush=True)
     # A Nemo.Column finalized outside Nemo aborts the process (nemo-python 5.6): end here.
     os._exit(0)
+
+
+def read_asynchronously(fm, GObject):
+    """The asynchronous path: attributes read off the UI thread, then the emblem, the column and
+    the completion on the main loop, and a changing state asked again. Entries are local files
+    carrying the mount's attributes, on a folder taken for a transferfs mount; only the
+    completion, whose handle and closure only the file manager itself can make, is recorded."""
+    from gi.repository import Gio, GLib
+    from transferfs_fm import adapter, core
+
+    completions = []
+    shim = types.SimpleNamespace(
+        InfoProvider=fm.InfoProvider, ColumnProvider=fm.ColumnProvider, MenuProvider=fm.MenuProvider,
+        Column=fm.Column, MenuItem=fm.MenuItem, OperationResult=fm.OperationResult,
+        info_provider_update_complete_invoke=lambda closure, provider, handle, result: completions.append(result.value_nick.replace("-", "_")),
+    )
+    root = tempfile.mkdtemp(prefix="transferfs-fm-")
+    states = {
+        "inbox/T": ("online", None),
+        "inbox/T/a.bin": ("pinned, fetching 40%", "https://example.com/t/abc"),
+        "outbox/x.bin": ("failed: the address is not valid", None),
+    }
+    infos = {}
+    for rel, (state, url) in states.items():
+        p = os.path.join(root, rel)
+        if rel.endswith(".bin"):
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            open(p, "w").close()
+        else:
+            os.makedirs(p, exist_ok=True)
+        os.setxattr(p, core.STATE_ATTR, state.encode())
+        if url:
+            os.setxattr(p, core.ORIGIN_ATTR, url.encode())
+        infos[rel] = FileInfo(p, not rel.endswith(".bin"))
+    core.read_mounts = lambda path="/proc/self/mountinfo": [core.Mount(root, core.FS_TYPE, "transferfs:/data")]
+    extension = adapter.build(shim, GObject, GLib, Gio, "check")()
+    results = [extension.update_file_info_full(extension, None, None, info).value_nick.replace("-", "_") for info in infos.values()]
+    loop = GLib.MainLoop()
+    GLib.timeout_add(100, lambda: (loop.quit() if len(completions) == len(infos) and infos["inbox/T/a.bin"].invalidated else None) or True)
+    GLib.timeout_add_seconds(10, loop.quit)
+    loop.run()
+    shutil.rmtree(root)
+    return {
+        "results": results,
+        "completions": completions,
+        "emblems": {rel: i.emblems for rel, i in infos.items()},
+        "column": {rel: i.attributes.get(adapter.COLUMN_ATTRIBUTE) for rel, i in infos.items()},
+        "askedAgain": {rel: i.invalidated > 0 for rel, i in infos.items()},
+        "menu": {rel: [m.get_property("label") for m in extension.get_file_items([i])] for rel, i in infos.items()},
+    }
 
 
 main()
