@@ -172,7 +172,7 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
                 if folder:
                     self._off_ui(lambda: core.read_details(folder), lambda d: self._show_details(folder, d))
             elif action == core.SEND:
-                subprocess.Popen([SEND_DIALOG] + [e.path for e in entries], start_new_session=True)
+                start([SEND_DIALOG] + [e.path for e in entries], Gio)
 
         def _off_ui(self, work: Any, then: Any) -> None:
             """`work()` in a worker thread (it may wait on the mount), `then(result)` back on the UI thread."""
@@ -206,20 +206,22 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
             elif action == core.COPY_LINK:
                 copy_text(flavor, url)
             else:
-                Gio.AppInfo.launch_default_for_uri(url, None)
+                open_uri(Gio, url)
 
         def _show_details(self, folder: str, details: Optional[dict]) -> None:
             if details is None:
                 notify(Gio, "The details of %s could not be read" % core.plain_text(os.path.basename(folder)))
                 return
             text = core.details_text(details)
+            # In the session's runtime folder (private, emptied at logout): the viewer reads it
+            # after this returns, so it is not removed here.
             fd, name = tempfile.mkstemp(prefix="transfer-", suffix=".txt", dir=os.environ.get("XDG_RUNTIME_DIR"))
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             if shutil.which("zenity"):
-                subprocess.Popen(["zenity", "--text-info", "--title=" + os.path.basename(folder), "--filename=" + name, "--width=600", "--height=420"], start_new_session=True)
+                start(["zenity", "--text-info", "--title=" + os.path.basename(folder), "--filename=" + name, "--width=600", "--height=420"], Gio)
             else:
-                Gio.AppInfo.launch_default_for_uri(Gio.File.new_for_path(name).get_uri(), None)
+                open_uri(Gio, Gio.File.new_for_path(name).get_uri())
 
     return TransferfsExtension
 
@@ -228,11 +230,29 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
 SEND_DIALOG = "transferfs-send-dialog"
 
 
+def start(argv: List[str], Gio: Any) -> None:
+    """`argv` started on its own, not waited for; a program that cannot be started is said, not raised in the file manager."""
+    try:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError as error:
+        notify(Gio, "%s could not be started: %s" % (os.path.basename(argv[0]), core.plain_text(str(error))))
+
+
+def open_uri(Gio: Any, uri: str) -> None:
+    """`uri` in the desktop's default application for it (the browser for a link)."""
+    try:
+        Gio.AppInfo.launch_default_for_uri(uri, None)
+    except Exception as error:  # GLib.Error: no application for it
+        notify(Gio, "Could not open %s: %s" % (core.plain_text(uri), core.plain_text(str(error))))
+
+
 def notify(Gio: Any, text: str) -> None:
     """A desktop notification (through `notify-send` when present); the text is already plain."""
-    if shutil.which("notify-send"):
-        subprocess.Popen(["notify-send", "--app-name=transferfs", "transferfs", text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")], start_new_session=True)
-    else:
+    # The body may be read as markup by the notification server: & < > as entities.
+    body = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    try:
+        subprocess.Popen(["notify-send", "--app-name=transferfs", "transferfs", body], stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
         print("transferfs: " + text, file=sys.stderr)
 
 
