@@ -11,82 +11,25 @@ nothing. The actions run the `transferfs` commands (pin, unpin, free); nothing i
 
 from __future__ import annotations
 
-import datetime
-import json
 import os
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .details import details_text, is_web_address, read_details, read_link_file  # noqa: F401 (the extensions' API)
+from .mounts import FS_TYPE, Mount, parse_mountinfo, read_mounts, transferfs_mount_of  # noqa: F401
+from .shown import plain_text
 
 STATE_ATTR = "user.transferfs.state"
 PIN_ATTR = "user.transferfs.pin"
 ORIGIN_ATTR = "user.xdg.origin.url"
-
-#: The filesystem type and source name a transferfs mount shows in /proc/self/mountinfo
-#: (`transferfs:<data folder>` since the data folder is named there; plain `transferfs` before).
-FS_TYPE = "fuse.transferfs"
 
 #: The files the mount makes of a transfer's details: never pinned, freed or sent.
 MADE_FILES = frozenset({".transfer.json", "link.url", ".password", ".forward"})
 
 #: How deep a transfer's own folder is below the mount, by the area it is in.
 TRANSFER_DEPTH = {"inbox": 2, "sent": 2, "by-id": 2, "search": 3}
-
-# ---- mounts -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Mount:
-    mount_point: str
-    fs_type: str
-    source: str
-
-
-def _unescape(field_text: str) -> str:
-    """mountinfo writes space, tab, newline and backslash as \\ooo."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field_text)
-
-
-def parse_mountinfo(text: str) -> List[Mount]:
-    """The mounts of a /proc/self/mountinfo text, as src/fuse/mountinfo.ts reads them."""
-    mounts = []
-    for line in text.split("\n"):
-        fields = line.split(" ")
-        try:
-            sep = fields.index("-", 6)
-        except ValueError:
-            continue
-        if len(fields) < sep + 3 or len(fields[2].split(":")) != 2:
-            continue
-        mounts.append(Mount(_unescape(fields[4]), fields[sep + 1], _unescape(fields[sep + 2])))
-    return mounts
-
-
-def read_mounts(path: str = "/proc/self/mountinfo") -> List[Mount]:
-    """The mounts this process sees; none when mountinfo cannot be read. Never touches a mount."""
-    try:
-        with open(path, "r", encoding="utf-8", errors="surrogateescape") as f:
-            return parse_mountinfo(f.read())
-    except OSError:
-        return []
-
-
-def mount_holding(mounts: Sequence[Mount], path: str) -> Optional[Mount]:
-    """The topmost mount at the deepest mount point that holds the absolute `path`."""
-    best = None
-    for m in mounts:
-        inside = m.mount_point == "/" or path == m.mount_point or path.startswith(m.mount_point + "/")
-        if inside and (best is None or len(m.mount_point) >= len(best.mount_point)):
-            best = m
-    return best
-
-
-def transferfs_mount_of(mounts: Sequence[Mount], path: str) -> Optional[str]:
-    """The mount point of the transferfs mount `path` is on, or None."""
-    m = mount_holding(mounts, os.path.abspath(path))
-    return m.mount_point if m is not None and m.fs_type == FS_TYPE else None
-
 
 # ---- what a path is ---------------------------------------------------------------------------
 
@@ -173,10 +116,6 @@ def read_entry(path: str, is_dir: bool, mounts: Sequence[Mount]) -> Entry:
     return entry
 
 
-def is_web_address(url: str) -> bool:
-    return re.match(r"^https?://[^\s]+$", url, re.IGNORECASE) is not None
-
-
 # ---- state: kind, emblem, words ---------------------------------------------------------------
 
 #: The kinds of state an entry can be in, each with its emblem: icon names of the freedesktop
@@ -241,28 +180,6 @@ def emblem(entry: Entry) -> Optional[str]:
 def is_changing(entry: Entry) -> bool:
     """Whether the state moves by itself (a fetch, a send), so the file manager should ask again soon."""
     return state_kind(entry.state) in ("fetching", "waiting", "sending")
-
-
-def plain_text(text: str) -> str:
-    """`text` with control characters written as visible escapes (the rules of src/base/shown-text.ts plainText)."""
-    out = []
-    for ch in text:
-        cp = ord(ch)
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif cp < 0x20 or 0x7F <= cp <= 0x9F:
-            out.append("\\x%02x" % cp)
-        elif cp in (0x2028, 0x2029) or 0x202A <= cp <= 0x202E or 0x2066 <= cp <= 0x2069:
-            out.append("\\u{%x}" % cp)
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def column_text(entry: Entry) -> str:
@@ -414,30 +331,7 @@ def outcome(action: str, paths: Sequence[str], code: Optional[int], stderr: str)
     return False, "%s %s: %s" % (_FAILED[action], what, plain_text(reason))
 
 
-# ---- the transfer's details and link ------------------------------------------------------------
-
-
-def read_details(transfer_folder: str) -> Optional[dict]:
-    """The transfer's `.transfer.json` (the mount makes it from what it holds), or None."""
-    try:
-        with open(os.path.join(transfer_folder, ".transfer.json"), "r", encoding="utf-8") as f:
-            data = json.load(f)
-        return data if isinstance(data, dict) else None
-    except (OSError, ValueError):
-        return None
-
-
-def read_link_file(transfer_folder: str) -> Optional[str]:
-    """The address in a sent transfer's `link.url` (an Internet shortcut), or None."""
-    try:
-        with open(os.path.join(transfer_folder, "link.url"), "r", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("URL="):
-                    url = line[4:].strip()
-                    return url if is_web_address(url) else None
-    except OSError:
-        pass
-    return None
+# ---- the transfer's link ----------------------------------------------------------------------
 
 
 def link_of(entry: Entry) -> Optional[str]:
@@ -447,67 +341,3 @@ def link_of(entry: Entry) -> Optional[str]:
     if entry.has_link_file:
         return read_link_file(entry.path)
     return None
-
-
-_DETAIL_FIELDS = (
-    ("subject", "Subject"),
-    ("from", "From"),
-    ("message", "Message"),
-    ("url", "Link"),
-    ("sentdate", "Sent"),
-    ("expiredate", "Expires"),
-    ("isexpired", "Expired"),
-    ("size", "Size"),
-    ("numberoffiles", "Files"),
-    ("numberofdownloads", "Downloads"),
-    ("passwordprotected", "Password protected"),
-)
-
-_DATES = ("sentdate", "expiredate", "extendedexpiredate")
-
-
-def _shown(key: str, value: object) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if key in _DATES and isinstance(value, (int, float)) and value > 0:
-        seconds = value / 1000 if value > 1e11 else value
-        return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    if key == "size" and isinstance(value, int):
-        return "%d bytes" % value
-    if isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, str):
-        return plain_text(value)
-    return plain_text(json.dumps(value, ensure_ascii=False))
-
-
-def details_text(details: Mapping[str, object]) -> str:
-    """A transfer's `.transfer.json` as lines to read: its subject, sender, link and dates, then recipients and files.
-
-    What senders wrote (subject, message, names) goes through plain_text: a control character
-    in it shows as an escape, never acts.
-    """
-    lines = []
-    for key, label in _DETAIL_FIELDS:
-        if key in details and details[key] not in (None, ""):
-            lines.append("%s: %s" % (label, _shown(key, details[key])))
-    recipients = details.get("recipients")
-    if isinstance(recipients, list) and recipients:
-        lines.append("Recipients:")
-        for r in recipients:
-            if isinstance(r, dict) and r.get("email"):
-                lines.append("  " + _shown("email", r["email"]))
-    files = details.get("files")
-    if isinstance(files, list) and files:
-        lines.append("Files:")
-        for f in files:
-            if isinstance(f, dict):
-                size = f.get("filesize")
-                lines.append("  %s%s" % (_shown("filename", f.get("filename") or "?"), " (%d bytes)" % size if isinstance(size, int) else ""))
-    return "\n".join(lines) + "\n"
-
-
-def selected_entries(paths: Iterable[Tuple[str, bool]], mounts: Optional[Sequence[Mount]] = None) -> List[Entry]:
-    """The entries of a selection of (path, is folder), read as read_entry does."""
-    mounts = read_mounts() if mounts is None else mounts
-    return [read_entry(p, d, mounts) for p, d in paths]
