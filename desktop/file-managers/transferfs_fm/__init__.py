@@ -1,0 +1,1 @@
+"""transferfs in the file manager: the logic shared by the Nautilus, Nemo and Caja extensions."""

@@ -1,0 +1,274 @@
+"""The extension class for Nautilus 43+ (nautilus-python 4), Nemo (nemo-python) and Caja (python-caja).
+
+One class for the three: their Python bindings give the same providers (InfoProvider,
+ColumnProvider, MenuProvider), FileInfo, Column and MenuItem under another module name, and
+load a class with `update_file_info_full` as an asynchronous info provider. What differs is
+handled here: `get_file_items` takes a window first in Nemo and Caja, not in Nautilus 4, and the
+clipboard is GTK 4's (Gdk.Clipboard) in Nautilus, GTK 3's (Gtk.Clipboard) in Nemo and Caja.
+
+What an entry shows and offers is core.py's; this module only asks for the attributes off the
+UI thread and turns core's answers into the binding's calls.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Dict, List, Optional, Sequence
+
+from . import core
+
+#: The list view's column, and the FileInfo attribute it shows.
+COLUMN_ATTRIBUTE = "transferfs_state"
+#: How soon a changing state (fetching, waiting, sending) is asked again, in seconds.
+REFRESH_SECONDS = 2
+#: Reading attributes is a few system calls per file, each answered by the mount from memory;
+#: a few threads keep a slow answer for one file from holding up the others.
+WORKERS = 4
+#: The entries remembered for the menu (built on the UI thread, so from what was read before).
+REMEMBERED = 20000
+#: How long a read of /proc/self/mountinfo is reused: mounts come and go rarely.
+MOUNTS_TTL_SECONDS = 2.0
+#: A command gets this long; `transferfs pin` answers once the pin is taken, not when fetched.
+COMMAND_TIMEOUT_SECONDS = 120
+
+
+def local_path(file_info: Any) -> Optional[str]:
+    """The file's path, or None for what is not a local file (trash:, sftp:, ...)."""
+    if file_info.get_uri_scheme() != "file":
+        return None
+    location = file_info.get_location()
+    return location.get_path() if location is not None else None
+
+
+def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
+    """The extension class for the binding module `fm` (Nautilus, Nemo or Caja).
+
+    `flavor` names the file manager ("nautilus", "nemo", "caja"): it picks the clipboard's
+    toolkit and makes the GObject type name unique.
+    """
+
+    class TransferfsExtension(GObject.GObject, fm.InfoProvider, fm.ColumnProvider, fm.MenuProvider):
+        __gtype_name__ = "TransferfsExtension_" + flavor
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="transferfs")
+            self._entries: Dict[str, core.Entry] = {}
+            self._mounts: List[core.Mount] = []
+            self._mounts_read_at = -1.0
+            self._columns: Optional[List[Any]] = None
+
+        # ---- attributes: emblem and column --------------------------------------------------
+
+        def get_columns(self) -> List[Any]:
+            # Made once and kept: asked for again each time a view opens, and a Nemo.Column
+            # finalized outside Nemo aborts the process (seen with nemo-python 5.6).
+            if self._columns is None:
+                self._columns = [
+                    fm.Column(
+                        name="Transferfs::state",
+                        attribute=COLUMN_ATTRIBUTE,
+                        label="Transfer",
+                        description="Where it stands in transferfs: on this computer, kept, being sent",
+                    )
+                ]
+            return self._columns
+
+        def _current_mounts(self) -> List[core.Mount]:
+            now = GLib.get_monotonic_time() / 1e6
+            if now - self._mounts_read_at > MOUNTS_TTL_SECONDS:
+                self._mounts = core.read_mounts()
+                self._mounts_read_at = now
+            return self._mounts
+
+        def update_file_info_full(self, provider: Any, handle: Any, closure: Any, file_info: Any) -> Any:
+            path = local_path(file_info)
+            mounts = self._current_mounts()
+            if path is None or core.transferfs_mount_of(mounts, path) is None:
+                # A local file shows nothing: no thread, no system call.
+                return fm.OperationResult.COMPLETE
+            is_dir = file_info.is_directory()
+            future = self._pool.submit(core.read_entry, path, is_dir, mounts)
+            future.add_done_callback(lambda f: GLib.idle_add(self._apply, provider, handle, closure, file_info, f))
+            return fm.OperationResult.IN_PROGRESS
+
+        def _apply(self, provider: Any, handle: Any, closure: Any, file_info: Any, future: Future) -> bool:
+            try:
+                entry = future.result()
+            except Exception as error:  # a bug here must not leave the file manager waiting
+                print("transferfs: reading %s: %s" % (local_path(file_info), error), file=sys.stderr)
+                fm.info_provider_update_complete_invoke(closure, provider, handle, fm.OperationResult.FAILED)
+                return False
+            self._remember(entry)
+            name = core.emblem(entry)
+            if name:
+                file_info.add_emblem(name)
+            file_info.add_string_attribute(COLUMN_ATTRIBUTE, core.column_text(entry))
+            fm.info_provider_update_complete_invoke(closure, provider, handle, fm.OperationResult.COMPLETE)
+            if core.is_changing(entry):
+                GLib.timeout_add_seconds(REFRESH_SECONDS, self._refresh, file_info)
+            return False
+
+        def cancel_update(self, provider: Any, handle: Any) -> None:
+            # The file manager drops a cancelled handle's completion itself (it completes only
+            # the handle in progress); the read is a few system calls and is let finish.
+            pass
+
+        def _refresh(self, file_info: Any) -> bool:
+            if not file_info.is_gone():
+                file_info.invalidate_extension_info()
+            return False
+
+        def _remember(self, entry: core.Entry) -> None:
+            self._entries.pop(entry.path, None)
+            self._entries[entry.path] = entry
+            while len(self._entries) > REMEMBERED:
+                self._entries.pop(next(iter(self._entries)))
+
+        # ---- the menu -------------------------------------------------------------------------
+
+        def get_file_items(self, *args: Any) -> List[Any]:
+            # Nautilus 4 passes (files); Nemo and Caja (window, files).
+            files = args[-1]
+            entries = []
+            mounts = self._current_mounts()
+            for file_info in files:
+                path = local_path(file_info)
+                if path is None:
+                    return []
+                if core.transferfs_mount_of(mounts, path) is None:
+                    entries.append(core.Entry(path, file_info.is_directory()))
+                    continue
+                # Built on the UI thread: from what the attributes said when last read, never a
+                # new read of the mount here (a slow mount must not freeze the menu).
+                entry = self._entries.get(path)
+                if entry is None:
+                    return []
+                entries.append(entry)
+            items = []
+            for action in core.menu_actions(entries, can_send=shutil.which(SEND_DIALOG) is not None):
+                item = fm.MenuItem(name="Transferfs::" + action, label=core.LABELS[action], tip=core.TIPS[action], icon="")
+                item.connect("activate", self._activate, action, entries, list(files))
+                items.append(item)
+            return items
+
+        def get_background_items(self, *args: Any) -> List[Any]:
+            return []
+
+        def _activate(self, _item: Any, action: str, entries: Sequence[core.Entry], files: Sequence[Any]) -> None:
+            if action in core.COMMANDS:
+                self._run_command(action, [e.path for e in entries], files)
+            elif action in (core.COPY_LINK, core.OPEN_LINK):
+                entry = entries[0]
+                self._off_ui(lambda: core.link_of(entry), lambda url: self._use_link(action, url))
+            elif action == core.DETAILS:
+                folder = entries[0].transfer_folder
+                if folder:
+                    self._off_ui(lambda: core.read_details(folder), lambda d: self._show_details(folder, d))
+            elif action == core.SEND:
+                start([SEND_DIALOG] + [e.path for e in entries], Gio)
+
+        def _off_ui(self, work: Any, then: Any) -> None:
+            """`work()` in a worker thread (it may wait on the mount), `then(result)` back on the UI thread."""
+            future = self._pool.submit(work)
+            future.add_done_callback(lambda f: GLib.idle_add(lambda: then(f.result() if f.exception() is None else None) and False))
+
+        def _run_command(self, action: str, paths: List[str], files: Sequence[Any]) -> None:
+            argv = core.command_for(action, paths)
+
+            def run() -> None:
+                try:
+                    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_SECONDS)
+                    code, stderr = done.returncode, done.stderr
+                except (OSError, subprocess.TimeoutExpired) as error:
+                    code, stderr = None, str(error)
+                ok, text = core.outcome(action, paths, code, stderr)
+                GLib.idle_add(self._after_command, ok, text, files)
+
+            threading.Thread(target=run, name="transferfs-" + action, daemon=True).start()
+
+        def _after_command(self, ok: bool, text: str, files: Sequence[Any]) -> bool:
+            for file_info in files:
+                file_info.invalidate_extension_info()
+            if not ok:
+                notify(Gio, text)
+            return False
+
+        def _use_link(self, action: str, url: Optional[str]) -> None:
+            if not url:
+                notify(Gio, "This transfer has no link")
+            elif action == core.COPY_LINK:
+                copy_text(flavor, url)
+            else:
+                open_uri(Gio, url)
+
+        def _show_details(self, folder: str, details: Optional[dict]) -> None:
+            if details is None:
+                notify(Gio, "The details of %s could not be read" % core.plain_text(os.path.basename(folder)))
+                return
+            text = core.details_text(details)
+            # In the session's runtime folder (private, emptied at logout): the viewer reads it
+            # after this returns, so it is not removed here.
+            fd, name = tempfile.mkstemp(prefix="transfer-", suffix=".txt", dir=os.environ.get("XDG_RUNTIME_DIR"))
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            if shutil.which("zenity"):
+                start(["zenity", "--text-info", "--title=" + os.path.basename(folder), "--filename=" + name, "--width=600", "--height=420"], Gio)
+            else:
+                open_uri(Gio, Gio.File.new_for_path(name).get_uri())
+
+    return TransferfsExtension
+
+
+#: The send dialog's program; "Send with transferfs…" is offered once it is installed.
+SEND_DIALOG = "transferfs-send-dialog"
+
+
+def start(argv: List[str], Gio: Any) -> None:
+    """`argv` started on its own, not waited for; a program that cannot be started is said, not raised in the file manager."""
+    try:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError as error:
+        notify(Gio, "%s could not be started: %s" % (os.path.basename(argv[0]), core.plain_text(str(error))))
+
+
+def open_uri(Gio: Any, uri: str) -> None:
+    """`uri` in the desktop's default application for it (the browser for a link)."""
+    try:
+        Gio.AppInfo.launch_default_for_uri(uri, None)
+    except Exception as error:  # GLib.Error: no application for it
+        notify(Gio, "Could not open %s: %s" % (core.plain_text(uri), core.plain_text(str(error))))
+
+
+def notify(Gio: Any, text: str) -> None:
+    """A desktop notification (through `notify-send` when present); the text is already plain."""
+    # The body may be read as markup by the notification server: & < > as entities.
+    body = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    try:
+        subprocess.Popen(["notify-send", "--app-name=transferfs", "transferfs", body], stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        print("transferfs: " + text, file=sys.stderr)
+
+
+def copy_text(flavor: str, text: str) -> None:
+    """`text` on the clipboard, through the file manager's own toolkit (GTK 4 for Nautilus, GTK 3 otherwise)."""
+    import gi
+
+    if flavor == "nautilus":
+        gi.require_version("Gdk", "4.0")
+        from gi.repository import Gdk
+
+        display = Gdk.Display.get_default()
+        if display is not None:
+            display.get_clipboard().set(text)
+    else:
+        gi.require_version("Gtk", "3.0")
+        from gi.repository import Gdk, Gtk
+
+        Gtk.Clipboard.get(Gdk.SELECTION_CLIPBOARD).set_text(text, -1)

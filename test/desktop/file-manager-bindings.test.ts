@@ -1,0 +1,60 @@
+// Each file manager's transferfs extension (desktop/file-managers/<manager>/) loads under its
+// real binding module (gi.require_version('Nautilus', '4.0'), 'Nemo' 3.0, 'Caja' 2.0), defines
+// one provider class of the three providers with the "Transfer" column, leaves a local file
+// alone, and offers "Send with transferfs…" on it once the send dialog is installed; entries
+// carrying the mount's attributes get their emblem, column words and menu through the
+// asynchronous path (read off the UI thread, applied on the main loop), and a fetch under way is
+// asked again. A binding
+// that is not installed skips its test, saying which package brings it.
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { run } from '../support/mount.js'
+
+const CHECK = path.join(path.dirname(fileURLToPath(import.meta.url)), 'file-managers/check_binding.py')
+
+const BINDINGS = [
+  { flavor: 'nautilus', module: 'Nautilus', version: '4.0', pkg: 'python3-nautilus (nautilus-python 4, Nautilus 43+)' },
+  { flavor: 'nemo', module: 'Nemo', version: '3.0', pkg: 'nemo-python' },
+  { flavor: 'caja', module: 'Caja', version: '2.0', pkg: 'python3-caja' },
+] as const
+
+/** The first python3 that has PyGObject and the binding's typelib (the system's, where a pyenv one comes first on PATH); null when none. */
+async function pythonWith(module: string, version: string): Promise<string | null> {
+  for (const python of ['/usr/bin/python3', 'python3']) {
+    const r = await run(python, ['-c', `import gi; gi.require_version(${JSON.stringify(module)}, ${JSON.stringify(version)}); from gi.repository import ${module}`], { timeoutMs: 30_000 }).catch(() => null)
+    if (r?.code === 0) return python
+  }
+  return null
+}
+
+const found = await Promise.all(BINDINGS.map(async (b) => ({ ...b, python: await pythonWith(b.module, b.version) })))
+
+describe('the file-manager extensions under their bindings', () => {
+  for (const b of found) {
+    it.skipIf(b.python === null)(`${b.module} ${b.version} loads the extension${b.python === null ? ` (skipped: ${b.pkg} is not installed)` : ''}`, async () => {
+      const r = await run(b.python!, [CHECK, b.flavor], { timeoutMs: 60_000 })
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr, 'no traceback or warning').toBe('')
+      const seen = JSON.parse(r.stdout) as Record<string, unknown>
+      expect(seen).toEqual({
+        classes: ['TransferfsExtension'],
+        gtype: `TransferfsExtension_${b.flavor}`,
+        providers: ['InfoProvider', 'ColumnProvider', 'MenuProvider'],
+        columns: [['Transferfs::state', 'transferfs_state', 'Transfer']],
+        localInfo: { result: 'complete', emblems: [], attributes: {} },
+        localMenu: [],
+        localMenuWithDialog: ['Send with transferfs…'],
+        asynchronous: {
+          results: ['in_progress', 'in_progress', 'in_progress'],
+          completions: ['complete', 'complete', 'complete'],
+          emblems: { 'inbox/T': ['emblem-web'], 'inbox/T/a.bin': ['emblem-synchronizing'], 'outbox/x.bin': ['emblem-important'] },
+          column: { 'inbox/T': 'Only on the service', 'inbox/T/a.bin': 'Keeping: fetching 40%', 'outbox/x.bin': 'Failed: the address is not valid' },
+          // A fetch under way is asked again; the others stand until something changes them.
+          askedAgain: { 'inbox/T': false, 'inbox/T/a.bin': true, 'outbox/x.bin': false },
+          menu: { 'inbox/T': ['Keep on this computer', 'Show details'], 'inbox/T/a.bin': ['Copy link', 'Open in browser', 'Show details'], 'outbox/x.bin': [] },
+        },
+      })
+    })
+  }
+})
