@@ -46,6 +46,8 @@ export interface Counters {
   refreshCalls: number
   /** TLS connections accepted by the file servers (each a handshake a client paid for). */
   fileConnections: number
+  /** File-server connections open now (a state, carried over a reset): a test waits for the server to close the idle ones. */
+  openFileConnections: number
   /** Requests being answered now (not zeroed by a reset): a test waits for 0 before it counts afresh. */
   inFlight: number
 }
@@ -57,15 +59,15 @@ interface ActiveFault extends FaultSpec {
   remaining: number | null
 }
 
-/** Counters from zero; `inFlight` is a state, not a count, and carries over. */
-function zeroCounters(inFlight: number): Counters {
-  return { routes: {}, bytesServed: 0, bytesHashed: 0, previewBytesServed: 0, refreshCalls: 0, fileConnections: 0, inFlight }
+/** Counters from zero; `inFlight` and `openFileConnections` are states, not counts, and carry over. */
+function zeroCounters(inFlight: number, openFileConnections: number): Counters {
+  return { routes: {}, bytesServed: 0, bytesHashed: 0, previewBytesServed: 0, refreshCalls: 0, fileConnections: 0, openFileConnections, inFlight }
 }
 
 export class Faults {
   private faults: ActiveFault[] = []
   throttle: Throttle = {}
-  counters: Counters = zeroCounters(0)
+  counters: Counters = zeroCounters(0, 0)
 
   add(spec: unknown): FaultSpec {
     const fault = parseFault(spec)
@@ -112,7 +114,7 @@ export class Faults {
   }
 
   resetCounters(): void {
-    this.counters = zeroCounters(this.counters.inFlight)
+    this.counters = zeroCounters(this.counters.inFlight, this.counters.openFileConnections)
   }
 
   /** The fault that applies to this request, if any (consuming one of its `count`). */

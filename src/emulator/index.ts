@@ -112,7 +112,11 @@ async function start(options: ServiceOptions, dataDir: string, ownsDir: boolean)
   const files = createServer(tls, (req, res) => { handleFiles(req, res).catch(crash) })
   // Clients that go away mid-body are normal here (aborts, injected resets).
   for (const server of [api, files]) server.on('clientError', (_err, socket) => socket.destroy())
-  files.on('secureConnection', () => { ctx.faults.counters.fileConnections++ })
+  files.on('secureConnection', (socket) => {
+    ctx.faults.counters.fileConnections++
+    ctx.faults.counters.openFileConnections++
+    socket.once('close', () => { ctx.faults.counters.openFileConnections-- })
+  })
   const stopListening = () => Promise.all([stop(api), stop(files)])
   let closed = false
   const close = async () => {

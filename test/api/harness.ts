@@ -21,7 +21,7 @@ export interface Harness {
   /** A client of this service; closed by close(). */
   client(options?: Partial<ClientOptionsInput>): TransferClient
   control<T = unknown>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T>
-  counters(): Promise<{ routes: Record<string, number>; bytesServed: number; refreshCalls: number; fileConnections: number; inFlight: number }>
+  counters(): Promise<{ routes: Record<string, number>; bytesServed: number; refreshCalls: number; fileConnections: number; openFileConnections: number; inFlight: number }>
   close(): Promise<void>
 }
 
