@@ -74,6 +74,7 @@ export const TEST_TOOLS = [
   { command: 'nfs-ls', apt: ['libnfs-utils'], dnf: 'libnfs-utils', why: 'the NFS tests list and read through libnfs\'s nfs-ls and nfs-cat' },
   { command: 'mount.nfs', apt: ['nfs-common'], dnf: 'nfs-utils', why: 'the NFS tests mount with the kernel\'s NFS client where it has one' },
   { command: 'tshark', apt: ['tshark'], dnf: 'wireshark-cli', why: 'an NFS test has Wireshark\'s dissector read a captured session' },
+  { file: '/usr/include/nfsc/libnfs.h', apt: ['libnfs-dev'], dnf: 'libnfs-devel', why: 'an NFS test builds a program on libnfs\'s C API' },
 ]
 
 /**
@@ -159,7 +160,8 @@ export function candidatesIn(text) {
 
 /** @param {Facts} facts @param {Need} need */
 function present(facts, need) {
-  return need.command ? facts.commands.includes(need.command) : facts.pythonModules.includes(need.module ?? '')
+  if (need.command) return facts.commands.includes(need.command)
+  return need.file ? facts.files.includes(need.file) : facts.pythonModules.includes(need.module ?? '')
 }
 
 /** The first name apt offers, else the last (the classic name). @param {Facts} facts @param {string[]} names */
