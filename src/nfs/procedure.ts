@@ -6,6 +6,7 @@ import { constants as C } from 'node:fs'
 import type { Logger } from '../base/log.js'
 import type { FileSystemCore, NodeAttr } from '../vfs/core.js'
 import { MAX_HANDLE_BYTES, type FileHandles } from './handles.js'
+import type { Listings } from './listings.js'
 import type { OpenFiles } from './open-files.js'
 import type { Credential } from './rpc.js'
 import { NFS3, NfsStatusError, statusOf } from './status.js'
@@ -19,6 +20,8 @@ export interface NfsContext {
   readonly reads: OpenFiles
   /** Files held open between WRITEs until their writes are committed. */
   readonly writes: WriteFiles
+  /** Folders' entries held between the pages of a listing. */
+  readonly listings: Listings
   readonly log: Logger
   /** The only uid (besides root's) whose AUTH_UNIX calls are served; null: any. */
   readonly ownerUid: number | null

@@ -13,6 +13,7 @@ import { FileHandles } from '../../src/nfs/handles.js'
 import { OpenFiles } from '../../src/nfs/open-files.js'
 import type { NfsContext } from '../../src/nfs/procedure.js'
 import { AUTH_NONE, AUTH_UNIX, type Credential, type RpcCall } from '../../src/nfs/rpc.js'
+import { Listings } from '../../src/nfs/listings.js'
 import { WriteFiles } from '../../src/nfs/write-files.js'
 import { XdrReader, XdrWriter } from '../../src/nfs/xdr.js'
 
@@ -64,7 +65,7 @@ class SmallCore extends AreaRouter {
 
 async function context(): Promise<NfsContext> {
   const core = new SmallCore()
-  return { core, handles: await FileHandles.open(null), reads: new OpenFiles(core, silentLogger), writes: new WriteFiles(core, silentLogger), log: silentLogger, ownerUid: OWNER }
+  return { core, handles: await FileHandles.open(null), reads: new OpenFiles(core, silentLogger), writes: new WriteFiles(core, silentLogger), listings: new Listings(), log: silentLogger, ownerUid: OWNER }
 }
 
 const DEADLINES = { readTimeoutMs: 200, writeTimeoutMs: 200, metadataTimeoutMs: 200 }
