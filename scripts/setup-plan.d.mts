@@ -13,6 +13,8 @@ export interface Facts {
   commands: string[]
   /** Those of the modules in TEST_TOOLS the system's Python imports. */
   pythonModules: string[]
+  /** Those of the paths in TEST_TOOLS that exist. */
+  paths: string[]
   /** Those of APT_NAMES apt has a candidate for. */
   candidates: string[]
   apt: boolean
@@ -20,10 +22,11 @@ export interface Facts {
   sudo: boolean
 }
 
-/** Something to install when missing: found as a command or a Python module. */
+/** Something to install when missing: found as a command, a Python module, or a path (a folder a package makes). */
 export interface Need {
   command?: string
   module?: string
+  path?: string
   /** apt's names for it, preferred first. */
   apt: string[]
   dnf: string
