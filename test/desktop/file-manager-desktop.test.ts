@@ -15,7 +15,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REPO, run, tempDir, TS_REGISTER, waitFor } from '../support/mount.js'
 import { runWith, startDesktopSession, type DesktopSession } from '../support/desktop-session.js'
-import { CLI, cli, useDemoMount } from '../mount/harness.js'
+import { CLI, useDemoMount } from '../mount/harness.js'
 import { state } from '../mount/pinning.js'
 
 const DRIVER = path.join(REPO, 'test/desktop/file-managers/atspi_driver.py')
@@ -88,7 +88,7 @@ beforeAll(async () => {
   if (missing.nautilus.length > 0 && missing.caja.length > 0) return
   // States to show besides "only on the service": one transfer kept, one file read in part.
   const photos = await inboxFolder('Photos from the harbour walk')
-  expect((await cli(['pin', photos])).code).toBe(0)
+  expect((await run('setfattr', ['-n', 'user.transferfs.pin', '-v', '1', photos])).code).toBe(0)
   expect(await waitFor(async () => (await state(photos)) === 'pinned', 60_000, 250)).toBe(true)
   const database = await inboxFolder('Database export and project files')
   expect((await run('head', ['-c', '70000', path.join(database, 'inventory.sqlite')])).code).toBe(0)
@@ -188,23 +188,27 @@ describe.skipIf(missing.nautilus.length > 0)(`Nautilus with the extension${missi
 
   it('keeps a transfer, stops keeping it and frees its space through the right-click menu', async () => {
     const row = path.basename(quarterly)
+    interface Chosen extends View { entries: string[] }
+    // Right-click, the entry, and the column read until it says `words`: the extension reads the
+    // entry again once the command is done, so by then the attribute has changed too.
     const step = async (entry: string, after: string, words: string): Promise<string[]> => {
-      const menu = await drive<{ entries: string[] }>(session, ['open-menu', NAUTILUS.app, row])
-      if (entry === 'Keep on this computer') await session.screenshot(path.join(shots, 'nautilus-menu.png'))
-      expect(menu.entries, 'the menu').toContain(entry)
-      await drive(session, ['choose', NAUTILUS.app, entry])
-      expect(await waitFor(async () => (await state(quarterly)) === after, 60_000, 250), `${entry}: ${await state(quarterly)}`).toBe(true)
-      // The extension reads the entry again once the command is done: the column says so.
-      const view = await drive<View>(session, ['wait', NAUTILUS.app, row, words, '30'], 60_000)
-      expect(view.waited, `${entry}: ${JSON.stringify(view.rows.find((r) => r.name === row))}`).toBe(true)
-      return menu.entries
+      const chosen = await drive<Chosen>(session, ['menu', NAUTILUS.app, row, entry, words, '60'], 90_000)
+      expect(chosen.waited, `${entry}: ${JSON.stringify(chosen.rows.find((r) => r.name === row))}`).toBe(true)
+      expect(await state(quarterly), entry).toBe(after)
+      return chosen.entries
     }
     expect(await state(quarterly)).toBe('online')
-    const first = await step('Keep on this computer', 'pinned', 'Kept on this computer')
-    expect(first).not.toContain('Free up space')
+    // The first menu is photographed before it is chosen from.
+    const first = await drive<{ entries: string[] }>(session, ['open-menu', NAUTILUS.app, row])
+    await session.screenshot(path.join(shots, 'nautilus-menu.png'))
+    expect(first.entries).toEqual(expect.arrayContaining(['Keep on this computer', 'Show details']))
+    expect(first.entries).not.toContain('Free up space')
+    const kept = await drive<View>(session, ['choose', NAUTILUS.app, 'Keep on this computer', row, 'Kept on this computer', '60'], 90_000)
+    expect(kept.waited, JSON.stringify(kept.rows.find((r) => r.name === row))).toBe(true)
+    expect(await state(quarterly)).toBe('pinned')
     expect(await step('Stop keeping', 'cached', 'On this computer')).not.toContain('Keep on this computer')
     await session.screenshot(path.join(shots, 'nautilus-kept-and-let-go.png'))
-    await step('Free up space', 'online', 'Only on the service')
+    expect(await step('Free up space', 'online', 'Only on the service')).not.toContain('Stop keeping')
     expect(tracebacks(await session.log())).toEqual([])
   }, 240_000)
 })

@@ -6,7 +6,9 @@ prints one JSON object.
                                                   name, cells' words and the images by its name
   atspi_driver.py wait APP ROW TEXT SECONDS       waits until ROW's last cell reads TEXT, then as view
   atspi_driver.py open-menu APP ROW               right-clicks ROW's name; the menu's entries
-  atspi_driver.py choose APP ENTRY                activates the open menu's ENTRY
+  atspi_driver.py choose APP ENTRY [ROW TEXT SECONDS]
+                                                  activates the open menu's ENTRY (then waits as wait)
+  atspi_driver.py menu APP ROW ENTRY TEXT SECONDS open-menu, choose and wait in one
 
 APP is the application's accessible name (org.gnome.Nautilus, caja). ROW is a row's name as
 shown. Nautilus 43 (GTK 4) shows a GtkColumnView: titles under GtkColumnViewTitle, rows as
@@ -130,28 +132,36 @@ def choose(app, entry):
     return {"chosen": entry}
 
 
+def wait(app, row, text, seconds):
+    end = time.monotonic() + seconds
+    while True:
+        out = view_of(app)
+        hit = [r for r in out["rows"] if r["name"] == row]
+        out["waited"] = bool(hit) and hit[0]["cells"][-1] == text
+        if out["waited"] or time.monotonic() > end:
+            return out
+        time.sleep(0.5)
+
+
 def main():
-    command, app_name = sys.argv[1], sys.argv[2]
+    command, app_name, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     app = application(app_name)
     if command == "view":
         out = view_of(app)
     elif command == "wait":
-        row, text, seconds = sys.argv[3], sys.argv[4], float(sys.argv[5])
-        end = time.monotonic() + seconds
-        while True:
-            out = view_of(app)
-            hit = [r for r in out["rows"] if r["name"] == row]
-            if hit and hit[0]["cells"][-1] == text:
-                out["waited"] = True
-                break
-            if time.monotonic() > end:
-                out["waited"] = False
-                break
-            time.sleep(0.5)
+        out = wait(app, args[0], args[1], float(args[2]))
     elif command == "open-menu":
-        out = {"entries": open_menu(app, sys.argv[3])}
+        out = {"entries": open_menu(app, args[0])}
     elif command == "choose":
-        out = choose(app, sys.argv[3])
+        out = choose(app, args[0])
+        if len(args) == 4:
+            out.update(wait(app, args[1], args[2], float(args[3])))
+    elif command == "menu":
+        out = {"entries": open_menu(app, args[0])}
+        if args[1] not in out["entries"]:
+            raise SystemExit("no menu entry %r in %s" % (args[1], out["entries"]))
+        out.update(choose(app, args[1]))
+        out.update(wait(app, args[0], args[2], float(args[3])))
     else:
         raise SystemExit("unknown command %r" % command)
     print(json.dumps(out), flush=True)
