@@ -205,7 +205,7 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
 
             run_command(Gio, GLib, core.command_for(action, paths), COMMAND_TIMEOUT_SECONDS, ended)
 
-        def _after_command(self, ok: bool, text: str, files: Sequence[Any]) -> bool:
+        def _after_command(self, ok: bool, text: str, files: Sequence[Any]) -> None:
             for file_info in files:
                 file_info.invalidate_extension_info()
             if not ok:
