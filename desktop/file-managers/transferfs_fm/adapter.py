@@ -257,7 +257,7 @@ def run_command(Gio: Any, GLib: Any, argv: List[str], timeout_seconds: int, ende
     try:
         process = Gio.Subprocess.new(argv, Gio.SubprocessFlags.STDOUT_SILENCE | Gio.SubprocessFlags.STDERR_PIPE)
     except Exception as error:  # GLib.Error: not installed, not executable
-        ended(None, str(error))
+        ended(None, getattr(error, "message", None) or str(error))
         return
     timer = {"late": False}
 
@@ -272,7 +272,7 @@ def run_command(Gio: Any, GLib: Any, argv: List[str], timeout_seconds: int, ende
         try:
             _ok, _stdout, stderr = process.communicate_utf8_finish(result)
         except Exception as error:  # GLib.Error
-            stderr = str(error)
+            stderr = getattr(error, "message", None) or str(error)
         if timer["late"]:
             ended(None, "no answer within %d s" % timeout_seconds)
             return
