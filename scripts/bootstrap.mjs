@@ -55,9 +55,9 @@ function gatherFacts() {
     fuse3Headers: existsSync(FUSE3_HEADER),
     commands: tools.flatMap((t) => (t.command && which(t.command) ? [t.command] : [])),
     // The notification test's server runs on /usr/bin/python3.
-    files: tools.flatMap((t) => (t.file && existsSync(t.file) ? [t.file] : [])),
     pythonModules: tools.flatMap((t) =>
       (t.module && spawnSync('/usr/bin/python3', ['-c', `import ${t.module}`], { stdio: 'ignore' }).status === 0 ? [t.module] : [])),
+    paths: tools.flatMap((t) => (t.path && existsSync(t.path) ? [t.path] : [])),
     candidates: apt ? candidatesIn(output('apt-cache', ['policy', ...APT_NAMES])) : [],
     apt,
     root: process.getuid?.() === 0,

@@ -13,8 +13,8 @@ export interface Facts {
   commands: string[]
   /** Those of the modules in TEST_TOOLS the system's Python imports. */
   pythonModules: string[]
-  /** Those of the files (headers) in TEST_TOOLS that exist. */
-  files: string[]
+  /** Those of the paths in TEST_TOOLS that exist. */
+  paths: string[]
   /** Those of APT_NAMES apt has a candidate for. */
   candidates: string[]
   apt: boolean
@@ -22,11 +22,11 @@ export interface Facts {
   sudo: boolean
 }
 
-/** Something to install when missing: found as a command, a Python module or a file (a header). */
+/** Something to install when missing: found as a command, a Python module, or a path (a folder or a header a package installs). */
 export interface Need {
   command?: string
   module?: string
-  file?: string
+  path?: string
   /** apt's names for it, preferred first. */
   apt: string[]
   dnf: string

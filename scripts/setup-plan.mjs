@@ -74,7 +74,20 @@ export const TEST_TOOLS = [
   { command: 'nfs-ls', apt: ['libnfs-utils'], dnf: 'libnfs-utils', why: 'the NFS tests list and read through libnfs\'s nfs-ls and nfs-cat' },
   { command: 'mount.nfs', apt: ['nfs-common'], dnf: 'nfs-utils', why: 'the NFS tests mount with the kernel\'s NFS client where it has one' },
   { command: 'tshark', apt: ['tshark'], dnf: 'wireshark-cli', why: 'an NFS test has Wireshark\'s dissector read a captured session' },
-  { file: '/usr/include/nfsc/libnfs.h', apt: ['libnfs-dev'], dnf: 'libnfs-devel', why: 'an NFS test builds a program on libnfs\'s C API' },
+  { path: '/usr/include/nfsc/libnfs.h', apt: ['libnfs-dev'], dnf: 'libnfs-devel', why: 'an NFS test builds a program on libnfs\'s C API' },
+  // The file-manager extensions: loaded under each binding (its extensions folder says it is
+  // installed), and Nautilus and Caja themselves run under Xvfb with a session bus, driven
+  // through AT-SPI (dogtail) and photographed with ImageMagick's `import`.
+  { path: '/usr/share/nautilus-python/extensions', apt: ['python3-nautilus'], dnf: 'nautilus-python', why: 'the file-manager tests load the extension under Nautilus\'s binding' },
+  { path: '/usr/share/nemo-python/extensions', apt: ['nemo-python'], dnf: 'nemo-python', why: 'the file-manager tests load the extension under Nemo\'s binding' },
+  { path: '/usr/share/caja-python/extensions', apt: ['python3-caja'], dnf: 'caja-python', why: 'the file-manager tests load the extension under Caja\'s binding' },
+  { command: 'nautilus', apt: ['nautilus'], dnf: 'nautilus', why: 'the file-manager test runs Nautilus with the extension' },
+  { command: 'caja', apt: ['caja'], dnf: 'caja', why: 'the file-manager test runs Caja with the extension' },
+  { command: 'xvfb-run', apt: ['xvfb'], dnf: 'xorg-x11-server-Xvfb', why: 'the file-manager test runs the file managers on a virtual screen' },
+  { command: 'gdbus', apt: ['libglib2.0-bin'], dnf: 'glib2', why: 'the file-manager test turns accessibility on over the session bus' },
+  { command: 'import', apt: ['imagemagick'], dnf: 'ImageMagick', why: 'the file-manager test takes screenshots' },
+  { module: 'dogtail', apt: ['python3-dogtail'], dnf: 'python3-dogtail', why: 'the file-manager test drives the file managers through AT-SPI' },
+  { module: 'pyatspi', apt: ['python3-pyatspi'], dnf: 'python3-pyatspi', why: 'the file-manager test reads the file managers through AT-SPI' },
 ]
 
 /**
@@ -161,7 +174,8 @@ export function candidatesIn(text) {
 /** @param {Facts} facts @param {Need} need */
 function present(facts, need) {
   if (need.command) return facts.commands.includes(need.command)
-  return need.file ? facts.files.includes(need.file) : facts.pythonModules.includes(need.module ?? '')
+  if (need.path) return facts.paths.includes(need.path)
+  return facts.pythonModules.includes(need.module ?? '')
 }
 
 /** The first name apt offers, else the last (the classic name). @param {Facts} facts @param {string[]} names */

@@ -1,7 +1,8 @@
 // The file-manager extensions' logic (desktop/file-managers/transferfs_fm/core.py) is Python, as
 // Nautilus, Nemo and Caja load it: its unit tests (file-managers/test_core.py) run under the
 // python3 on PATH, the way CI has it. Each state's emblem and words, each entry's menu, the
-// commands behind the menu and what a failed one (a pin over the cache's budget) says.
+// commands behind the menu and what a failed one (a pin over the cache's budget) says; and
+// each file manager's entry file, the same few lines naming it (test_entries.py).
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'

@@ -23,7 +23,7 @@ function machine(changes: Partial<Facts> = {}): Facts {
     fuse3Headers: true,
     commands: TOOLS.flatMap((t) => (t.command ? [t.command] : [])),
     pythonModules: TOOLS.flatMap((t) => (t.module ? [t.module] : [])),
-    files: TOOLS.flatMap((t) => (t.file ? [t.file] : [])),
+    paths: TOOLS.flatMap((t) => (t.path ? [t.path] : [])),
     candidates: ['libfuse2', 'libfuse3-3'],
     apt: true,
     root: true,
@@ -74,14 +74,15 @@ describe('the FUSE libraries and the mount helper', () => {
   })
 
   it('neither (a fresh Debian 12, as in CI): fuse3 brings the helper; the tests get both libraries side by side', () => {
-    const facts = machine({ libraries: [], helpers: [], fuse3Headers: false, commands: [], pythonModules: [], files: [] })
+    const facts = machine({ libraries: [], helpers: [], fuse3Headers: false, commands: [], pythonModules: [], paths: [] })
     const start = planSetup({ ...facts, mode: 'start' })
     expect(names(start)).toEqual(['libfuse3-3', 'libfuse3-dev', 'pkg-config', 'fuse3', 'make', 'g++', 'python3'])
     expectSafe(start)
     const test = planSetup(facts)
     expect(names(test)).toEqual(['libfuse2', 'libfuse3-3', 'libfuse3-dev', 'pkg-config', 'fuse3', 'make', 'g++', 'python3',
       'rsync', 'sqlite3', 'unzip', 'zip', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dbus', 'python3-dbus', 'python3-gi',
-      'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark', 'libnfs-dev'])
+      'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark', 'libnfs-dev',
+      'python3-nautilus', 'nemo-python', 'python3-caja', 'nautilus', 'caja', 'xvfb', 'libglib2.0-bin', 'imagemagick', 'python3-dogtail', 'python3-pyatspi'])
     expect(test.update).toEqual(['apt-get', 'update', '-qq'])
     expect(test.command?.slice(0, 4)).toEqual(['apt-get', 'install', '-y', '--no-remove'])
     expect(test.exitCode).toBe(0)
@@ -153,9 +154,10 @@ describe('who installs', () => {
   })
 
   it('start leaves the test tools alone; test installs the missing ones', () => {
-    const facts = machine({ commands: ['make', 'g++', 'python3', 'pkg-config', 'sqlite3', 'unzip', 'zip', 'dbus-daemon'], files: [] })
+    const facts = machine({ commands: ['make', 'g++', 'python3', 'pkg-config', 'sqlite3', 'unzip', 'zip', 'dbus-daemon'] })
     expect(planSetup({ ...facts, mode: 'start' }).install).toEqual([])
-    expect(names(planSetup(facts))).toEqual(['rsync', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark', 'libnfs-dev'])
+    expect(names(planSetup(facts))).toEqual(['rsync', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark',
+      'nautilus', 'caja', 'xvfb', 'libglib2.0-bin', 'imagemagick'])
   })
 })
 
@@ -191,7 +193,7 @@ it('no machine gets a plan with fuse or one that may remove a package', () => {
     fuse3Headers: fc.boolean(),
     commands: fc.subarray(TOOLS.flatMap((t) => (t.command ? [t.command] : []))),
     pythonModules: fc.subarray(['dbus', 'gi']),
-    files: fc.subarray(TOOLS.flatMap((t) => (t.file ? [t.file] : []))),
+    paths: fc.subarray(TOOLS.flatMap((t) => (t.path ? [t.path] : []))),
     candidates: fc.subarray(APT_NAMES),
     apt: fc.boolean(),
     root: fc.boolean(),
