@@ -2,7 +2,7 @@
 // python3's plistlib (the format launchd reads), and its ProgramArguments run as launchd would
 // run them (its environment, a HOME), with a stand-in `transferfs` on PATH that records what it
 // is asked. This is not a Mac: launchd itself is not involved.
-import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { execFile } from 'node:child_process'
@@ -48,9 +48,13 @@ describe('the launchd agent', () => {
     await mkdir(bin)
     await writeFile(path.join(bin, 'transferfs'), `#!/bin/sh\nprintf '%s\\n' "$@" > "${home}/asked"\n`, { mode: 0o755 })
     const env = { ...a.EnvironmentVariables, HOME: home, PATH: `${bin}:${a.EnvironmentVariables.PATH}` }
-    await new Promise<void>((resolve, reject) => execFile(program!, args, { env, timeout: 10_000 }, (err) => (err ? reject(err) : resolve())))
-    expect((await stat(path.join(home, 'Transfers'))).isDirectory()).toBe(true)
-    expect((await readFile(path.join(home, 'asked'), 'utf8')).split('\n').filter(Boolean)).toEqual(['mount', path.join(home, 'Transfers'), '--foreground'])
+    try {
+      await new Promise<void>((resolve, reject) => execFile(program!, args, { env, timeout: 10_000 }, (err) => (err ? reject(err) : resolve())))
+      expect((await stat(path.join(home, 'Transfers'))).isDirectory()).toBe(true)
+      expect((await readFile(path.join(home, 'asked'), 'utf8')).split('\n').filter(Boolean)).toEqual(['mount', path.join(home, 'Transfers'), '--foreground'])
+    } finally {
+      await rm(home, { recursive: true, force: true })
+    }
 
     // ...which is a command of this transferfs, with that option.
     const mount = buildProgram().commands.find((c) => c.name() === 'mount')

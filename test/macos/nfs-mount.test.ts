@@ -6,10 +6,10 @@
 // fails any lookup of the FUSE addon, so the macOS front is shown to need none.
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { cli, login, useAccount, useOneFile, type Account } from '../mount/harness.js'
 import { isAlive, REPO, run, waitFor, waitForExit } from '../support/mount.js'
 import { libnfs, listedNames, nfsUrl } from '../nfs/harness.js'
@@ -41,6 +41,10 @@ beforeEach(async () => {
   process.env.MACOS_TOOLS_STATE = state
   delete process.env.MACOS_TOOLS_FAIL
   delete process.env.MACOS_TOOLS_BUSY
+})
+
+afterEach(async () => {
+  await rm(state, { recursive: true, force: true })
 })
 
 afterAll(async () => {
