@@ -184,10 +184,13 @@ function repositorySource(url, keyringFile) {
   }
 }
 
-/** package.json's dependencies less the build's own (patch-package applies our patch at build time). */
+/**
+ * package.json's dependencies less the build's own (patch-package applies our patch at build
+ * time), with the FUSE addon: optional for npm (macOS mounts without it), the Linux package's own.
+ */
 function runtimeDeps(p) {
   const { 'patch-package': _build, ...rest } = p.dependencies
-  return rest
+  return { ...rest, ...p.optionalDependencies }
 }
 
 function write(file, text) {

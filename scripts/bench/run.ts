@@ -9,7 +9,8 @@
 // (cold reads through an HTTP proxy / straight to the service), readers.ts (cat, head, md5sum
 // and cp of a cold file on a root mount and a normal user's, on both FUSE libraries, against
 // an O_DIRECT reader of the same bytes), pin.ts (a cold read beside a pin fetching / alone, a
-// pin's rate / curl's, the requests for pinning the newest transfers of a large inbox).
+// pin's rate / curl's, the requests for pinning the newest transfers of a large inbox), nfs.ts
+// (the NFS server that macOS mounts: nfs-cat and nfs-ls against cat and ls on the FUSE mount).
 await import('./read.js')
 await import('./random.js')
 await import('./reread.js')
@@ -19,3 +20,4 @@ await import('./send.js')
 await import('./proxy.js')
 await import('./readers.js')
 await import('./pin.js')
+await import('./nfs.js')

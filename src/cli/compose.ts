@@ -12,8 +12,7 @@ import { proxyRoutes } from '../api/proxy.js'
 import { pemCertificates, readSystemStore, unreadableReason } from '../api/trust.js'
 import { plainText } from '../base/shown-text.js'
 import { FOLDER_FLAGS } from '../config/paths.js'
-import { silentLogger, type Logger } from '../base/log.js'
-import { mountReadAheadKb } from '../fuse/mount.js'
+import type { Logger } from '../base/log.js'
 import { envName, flagName, SETTINGS, SettingsError, type LoadedSettings, type SettingKey, type Settings, type SettingTarget, type TargetOptions } from '../config/index.js'
 import type { ReachabilityState } from '../api/connectivity.js'
 import { ReadPath } from '../read/content.js'
@@ -253,11 +252,12 @@ function folderNameOf(listing: FolderListing | undefined, transferid: string): s
 /**
  * Everything the mount serves, built from the settings; the session must exist already.
  * `mountDir` (absolute) is where it will be mounted: thumbnails and notifications name files there.
+ * `front.readAheadKb`: how far ahead the front's clients read (MountFront.readAheadKb).
  */
-export async function composeMount(loaded: LoadedSettings, mountDir: string, log: Logger = silentLogger, front: { readAheadKb?: number } = {}): Promise<ComposedMount> {
-  // First: it loads the FUSE addon, whose failure (no FUSE library) leaves nothing open. A
-  // front other than FUSE (the NFS server) gives the readahead of its own clients instead.
-  const readAheadKb = front.readAheadKb ?? mountReadAheadKb(loaded.settings)
+export async function composeMount(loaded: LoadedSettings, mountDir: string, log: Logger, front: { readAheadKb: number }): Promise<ComposedMount> {
+  // The front (fronts/front.ts) says how far ahead its clients read: the FUSE front finds out
+  // by loading its addon, so a missing FUSE library fails before anything here is opened.
+  const { readAheadKb } = front
   const client = await createClient(loaded, {}, process.env, (message) => log.warn(message))
   if (!(await client.auth.isSignedIn())) {
     await client.close()

@@ -10,7 +10,7 @@ import { loadSettings } from '../config/index.js'
 import { DEMO_PASSWORD } from '../emulator/demo-content.js'
 import { startService } from '../emulator/index.js'
 import { stderrLogger } from '../base/log.js'
-import { fusermountUnmount, mountFileSystem } from '../fuse/mount.js'
+import { fusermountUnmount, mountFileSystem, mountReadAheadKb } from '../fuse/mount.js'
 import { composeMount, createClient } from './compose.js'
 import { createOwnerOnly } from '../config/owner-only.js'
 
@@ -81,7 +81,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     } finally {
       await client.close()
     }
-    const { core } = await composeMount(settings, mountDir, log)
+    const { core } = await composeMount(settings, mountDir, log, { readAheadKb: mountReadAheadKb(settings.settings) })
     const handle = await mountFileSystem(core, mountDir, settings.settings, log, settings.folders.data)
     process.stdout.write(tryThis(handle.dir, service.user.email))
 

@@ -1,6 +1,7 @@
-// `transferfs mount DIR [-f]`: mounts the account at DIR. With -f it serves in this
-// process until Ctrl-C, `transferfs unmount` or an external unmount; without it a
-// detached daemon does (this process returns once the mount answers). A mount left by
+// `transferfs mount DIR [-f]`: mounts the account at DIR, through the front of this platform
+// (fronts/front.ts: FUSE on Linux, the NFS server and mount_nfs on macOS). With -f it serves
+// in this process until Ctrl-C, `transferfs unmount` or an external unmount; without it a
+// detached daemon does (this process returns once the mount answers). A FUSE mount left by
 // a dead daemon ("Transport endpoint is not connected") is cleaned first.
 import type { Command } from 'commander'
 import { mkdir } from 'node:fs/promises'
@@ -8,12 +9,10 @@ import path from 'node:path'
 import { loadSettings } from '../config/index.js'
 import { createOwnerOnly, tightenFolders } from '../config/owner-only.js'
 import { DAEMON_ENV, reportFailure, startBackgroundMount } from '../fuse/background.js'
-import { runMount } from '../fuse/lifecycle.js'
-import { loadFuse } from '../fuse/addon.js'
-import { checkMountPoint } from '../fuse/mount.js'
 import { stderrLogger } from '../base/log.js'
 import { readSystemStore } from '../api/trust.js'
 import { addSettingFlags, composeMount, MOUNT_LOG_FILE, settingArgs, settingEnv, warnOnStderr } from './compose.js'
+import { chooseFront, type MountFront } from './fronts/front.js'
 
 interface MountOptions extends Record<string, unknown> {
   foreground?: boolean
@@ -22,7 +21,7 @@ interface MountOptions extends Record<string, unknown> {
 /** ms: how long `mount` waits for the daemon's mount to answer (the first inbox listing is not needed). */
 const READY_TIMEOUT_MS = 60_000
 
-export async function mountForeground(dir: string, opts: MountOptions): Promise<void> {
+export async function mountForeground(front: MountFront, dir: string, opts: MountOptions): Promise<void> {
   let settings
   let composed
   let log
@@ -31,18 +30,18 @@ export async function mountForeground(dir: string, opts: MountOptions): Promise<
     settings = await loadSettings(opts)
     await tightenFolders(settings.folders)
     log = stderrLogger(settings.settings.logLevel)
-    composed = await composeMount(settings, path.resolve(dir), log)
+    composed = await composeMount(settings, path.resolve(dir), log, { readAheadKb: front.readAheadKb(settings.settings) })
   } catch (err) {
     // The background parent is waiting for a word; give it the reason.
     await reportFailure(err)
     throw err
   }
   if (composed.content.diskCacheError) log.warn(`disk cache unavailable, reading through memory only: ${(composed.content.diskCacheError as Error).message}`)
-  await runMount(composed.core, dir, settings.settings, {
+  await front.run(composed.core, dir, settings.settings, {
     log,
     dataDir: settings.folders.data,
-    onReady: (h) => {
-      if (process.env[DAEMON_ENV] !== '1') process.stderr.write(`transferfs: ${h.dir} is mounted; Ctrl-C or \`transferfs unmount ${h.dir}\` ends it\n`)
+    onReady: (at) => {
+      if (process.env[DAEMON_ENV] !== '1') process.stderr.write(`transferfs: ${at} is mounted; Ctrl-C or \`transferfs unmount ${at}\` ends it\n`)
     },
   })
 }
@@ -73,10 +72,10 @@ export function register(program: Command): void {
     .option('-f, --foreground', 'serve in this process until Ctrl-C')
   addSettingFlags(cmd).action(async (dirArg: string, opts: MountOptions) => {
     const dir = path.resolve(dirArg)
-    // Said before a daemon is started, in this terminal: a FUSE library or addon missing.
-    loadFuse((await loadSettings(opts)).settings.fuseLibrary)
-    await checkMountPoint(dir)
-    if (opts.foreground || process.env[DAEMON_ENV] === '1') await mountForeground(dir, opts)
+    const front = await chooseFront()
+    // Said before a daemon is started, in this terminal: a FUSE library or addon missing, a folder in use.
+    await front.precheck(dir, await loadSettings(opts))
+    if (opts.foreground || process.env[DAEMON_ENV] === '1') await mountForeground(front, dir, opts)
     else await mountBackground(dir, opts)
   })
 }

@@ -14,6 +14,7 @@ import { EXPORT_PATH } from '../nfs/mountd.js'
 import { NFS_HOST, NFS_READ_AHEAD_KB, NfsServer } from '../nfs/server.js'
 import { addSettingFlags, composeMount } from './compose.js'
 import { addExamples } from './output/examples.js'
+import { mountNfsCommand, NFS_SOURCE, shownCommand } from './fronts/macos-commands.js'
 
 interface ServeNfsOptions extends Record<string, unknown> {
   port: number
@@ -30,10 +31,9 @@ function port(value: string): number {
 
 /** The commands a user types to mount the export at `dir` (nolocks: no lock manager is served). */
 export function mountCommands(nfsPort: number, dir: string): { macos: string; linux: string } {
-  const at = `${NFS_HOST}:${EXPORT_PATH}`
   return {
-    macos: `mount_nfs -o port=${nfsPort},mountport=${nfsPort},nolocks,vers=3,tcp,rsize=1048576,wsize=1048576 ${at} ${dir}`,
-    linux: `mount -t nfs -o vers=3,proto=tcp,port=${nfsPort},mountport=${nfsPort},mountproto=tcp,nolock ${at} ${dir}`,
+    macos: shownCommand(mountNfsCommand(nfsPort, dir)),
+    linux: shownCommand({ command: 'mount', args: ['-t', 'nfs', '-o', `vers=3,proto=tcp,port=${nfsPort},mountport=${nfsPort},mountproto=tcp,nolock`, NFS_SOURCE, dir] }),
   }
 }
 
@@ -101,6 +101,6 @@ export function register(program: Command): void {
     .option('--port <n>', 'the port NFS and MOUNT share (0 = any free port)', port, 0)
   addExamples(addSettingFlags(cmd), [
     'transferfs serve-nfs ~/Transfers --port 20490',
-    'mount_nfs -o port=20490,mountport=20490,nolocks,vers=3,tcp 127.0.0.1:/ ~/Transfers   # macOS, in another terminal',
+    `${shownCommand(mountNfsCommand(20490, '~/Transfers'))}   # macOS, in another terminal (\`transferfs mount\` does both there)`,
   ]).action(async (dir: string | undefined, opts: ServeNfsOptions) => serveNfs(dir, opts))
 }

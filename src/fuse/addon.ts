@@ -49,7 +49,14 @@ export function loadFuse(choice: FuseLibrary): LoadedAddon {
     return loaded
   }
   const require = createRequire(import.meta.url)
-  const fuseDir = path.dirname(require.resolve('fuse-native/package.json'))
+  let fuseDir: string
+  try {
+    fuseDir = path.dirname(require.resolve('fuse-native/package.json'))
+  } catch {
+    // An optional dependency (macOS mounts without it): npm leaves it out when its build fails.
+    throw new AddonError('the FUSE addon (the optional package fuse-native) is not installed: its build failed when transferfs was installed, ' +
+      'where no prebuilt addon fits (it needs make, g++ and python3: Debian/Ubuntu `sudo apt install build-essential python3`); install those, then install transferfs again')
+  }
   if (!readFileSync(path.join(fuseDir, 'index.js'), 'utf8').includes('FUSE_NATIVE_ADDON')) {
     throw new AddonError(`the FUSE addon (fuse-native) was installed without transferfs' patch (install scripts skipped?): run \`node ${buildScript()}\` once`)
   }

@@ -4,7 +4,8 @@
 // fusermount -uz after a failed mount, readiness checked with an async stat (a sync call
 // into our own mount deadlocks), an external unmount noticed through /proc/self/mountinfo.
 import type Fuse from 'fuse-native'
-import { readdir, stat, writeFile } from 'node:fs/promises'
+import { stat, writeFile } from 'node:fs/promises'
+import { checkEmptyFolder } from '../base/mount-point.js'
 import { loadFuse, type FuseBackend } from './addon.js'
 import path from 'node:path'
 import { readAheadKbOf, type Settings } from '../config/settings.js'
@@ -101,20 +102,10 @@ export async function cleanStaleMount(dir: string, log: Logger = silentLogger): 
   }
 }
 
-/**
- * FUSE 2 refuses a folder that holds something (it would hide it), and says only "fuse
- * failed": say why, and the way out, before trying. A folder that is not there is made.
- */
+/** A folder with a mount on it already is left to cleanStaleMount; any other must be empty (checkEmptyFolder). */
 export async function checkMountPoint(dir: string): Promise<void> {
   if (await findMount(dir)) return
-  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return []
-    throw new Error(`cannot mount ${dir}: ${err.code === 'ENOTDIR' ? 'not a directory' : err.message}`)
-  })
-  if (names.length > 0) {
-    throw new Error(`cannot mount ${dir}: the folder is not empty (${names.length} entr${names.length === 1 ? 'y' : 'ies'}), and a mount would hide what is in it; ` +
-      'mount on an empty folder (e.g. `mkdir ~/Transfers && transferfs mount ~/Transfers`), or move its contents away first')
-  }
+  await checkEmptyFolder(dir)
 }
 
 function fuseOptions(adapter: FuseAdapter, settings: MountSettings, dataDir?: string): FuseOptions {

@@ -4,9 +4,10 @@
 // the call is answered exactly once and nothing thrown escapes.
 import { errorForLog } from '../vfs/errno.js'
 import { MOUNT_PROCEDURES, MOUNT_PROGRAM, MOUNT_VERSION } from './mountd.js'
-import { MAX_IO_BYTES, READ_PROCEDURES } from './nfs3-read.js'
+import { READ_PROCEDURES } from './nfs3-read.js'
 import { WRITE_PROCEDURES } from './nfs3-write.js'
 import type { Body, NfsContext, Procedure } from './procedure.js'
+import { takeReplyBuffer } from './reply-buffers.js'
 import { AcceptStat, acceptedReply, AUTH_UNIX, authError, AuthStat, failedCall, progMismatch, type RpcCall } from './rpc.js'
 import { NFS3, nfsStatusOf } from './status.js'
 import { XdrError } from './xdr.js'
@@ -103,7 +104,7 @@ export async function dispatch(call: RpcCall, cx: NfsContext, deadlines: Deadlin
     cx.log.debug(`${callName(call)}: ${why} → status ${status}`)
   }
   try {
-    const w = acceptedReply(xid, AcceptStat.SUCCESS, call.prog === NFS_PROGRAM && call.proc === 6 ? MAX_IO_BYTES + 1024 : 512)
+    const w = acceptedReply(xid, AcceptStat.SUCCESS, call.prog === NFS_PROGRAM && call.proc === 6 ? takeReplyBuffer() : 512)
     if (spec.fail !== null) w.uint32(status)
     if (status === NFS3.OK) body?.(w)
     else for (let i = 0; i < (spec.fail ?? 0); i++) w.uint32(0)

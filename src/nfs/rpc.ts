@@ -99,8 +99,8 @@ function replyStart(xid: number): XdrWriter {
  * An accepted reply with `stat`; for SUCCESS the caller writes the results into the writer
  * returned, then marks the record (records.ts markRecord) from its bytes.
  */
-export function acceptedReply(xid: number, stat: AcceptStat, sizeHint = 512): XdrWriter {
-  const w = sizeHint > 512 ? new XdrWriter(sizeHint).uint32(0).uint32(xid).uint32(REPLY) : replyStart(xid)
+export function acceptedReply(xid: number, stat: AcceptStat, sizeHint: number | Buffer = 512): XdrWriter {
+  const w = typeof sizeHint !== 'number' || sizeHint > 512 ? new XdrWriter(sizeHint).uint32(0).uint32(xid).uint32(REPLY) : replyStart(xid)
   return w.uint32(MSG_ACCEPTED).uint32(AUTH_NONE).uint32(0).uint32(stat)
 }
 

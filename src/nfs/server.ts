@@ -14,6 +14,7 @@ import { MAX_IO_BYTES } from './nfs3-read.js'
 import { OpenFiles } from './open-files.js'
 import type { NfsContext } from './procedure.js'
 import { markRecord, RecordError, RecordReader } from './records.js'
+import { giveBackReply } from './reply-buffers.js'
 import { AcceptStat, authError, AuthStat, failedCall, readCall } from './rpc.js'
 import { WriteFiles } from './write-files.js'
 
@@ -105,7 +106,9 @@ export class NfsServer {
       if (!busy() && socket.isPaused() && !socket.destroyed) socket.resume()
     }
     const answer = (reply: Buffer): void => {
-      if (!socket.destroyed) socket.write(markRecord(reply))
+      // A READ's reply buffer is used again once the socket has taken its bytes (or failed to).
+      if (socket.destroyed) giveBackReply(reply)
+      else socket.write(markRecord(reply), () => giveBackReply(reply))
     }
     socket.on('drain', maybeResume)
     socket.on('data', (chunk: Buffer) => {

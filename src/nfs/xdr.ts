@@ -80,8 +80,9 @@ export class XdrWriter {
   private buf: Buffer
   private at = 0
 
-  constructor(initial = 512) {
-    this.buf = Buffer.allocUnsafe(initial)
+  /** `initial`: the size of the first buffer, or the buffer itself (one used again: reply-buffers.ts). */
+  constructor(initial: number | Buffer = 512) {
+    this.buf = typeof initial === 'number' ? Buffer.allocUnsafe(initial) : initial
   }
 
   get length(): number {

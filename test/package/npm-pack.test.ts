@@ -2,13 +2,17 @@
 // docs and contrib (no tests, no TypeScript sources); `npm install -g` of it into a fresh
 // prefix gives a `transferfs` command that signs in, mounts the local service, reads a file
 // right and unmounts. Installed with --ignore-scripts (no patched FUSE addon), the mount
-// refuses and names the command to run.
+// refuses and names the command to run. Installed with no compiler where the FUSE addon must
+// be built (as on an Apple silicon Mac, for which fuse-native ships no prebuilt addon), the
+// install still succeeds without it, and the macOS front (run here as test/macos/ does, with
+// stand-ins for macOS's commands: this is not a Mac) mounts through NFS.
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdir, readdir } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isMounted, run, tempDir, unmountAll, waitFor, type RunResult } from '../support/mount.js'
+import { isMounted, REPO, run, tempDir, unmountAll, waitFor, type RunResult } from '../support/mount.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { withCleanBuild } from '../support/clean-build.js'
 import { bytes, putTransfer } from '../cli/harness.js'
@@ -18,18 +22,24 @@ let service: TestService
 let work = ''
 let tarball = ''
 
-/** The installed command, run with folders of its own and the service's settings. */
-function installed(prefix: string, home: string, args: string[], input?: string): Promise<RunResult> {
+/** A program run to its end in `env` (at most `timeoutMs`). */
+function runIn(file: string, args: string[], env: NodeJS.ProcessEnv, opts: { cwd?: string; input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const child = execFile(file, args, { env, cwd: opts.cwd, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }))
+    if (opts.input !== undefined) child.stdin?.end(opts.input)
+  })
+}
+
+/** The installed command, run with folders of its own and the service's settings (and `extraEnv`). */
+function installed(prefix: string, home: string, args: string[], input?: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunResult> {
   const env = {
     ...process.env,
     TRANSFERFS_API_URL: service.baseUrl, TRANSFERFS_API_KEY: service.apiKey, TRANSFERFS_CA: service.ca,
     TRANSFERFS_CONFIG_DIR: path.join(home, 'config'), TRANSFERFS_CACHE_DIR: path.join(home, 'cache'), TRANSFERFS_DATA_DIR: path.join(home, 'data'),
+    ...extraEnv,
   }
-  return new Promise((resolve) => {
-    const child = execFile(path.join(prefix, 'bin', 'transferfs'), args, { env, cwd: home, timeout: 120_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }))
-    if (input !== undefined) child.stdin?.end(input)
-  })
+  return runIn(path.join(prefix, 'bin', 'transferfs'), args, env, { cwd: home, input })
 }
 
 beforeAll(async () => {
@@ -104,5 +114,48 @@ describe('the package', () => {
     expect(r.code).not.toBe(0)
     expect(r.stderr).toMatch(/build-fuse-addon\.mjs/)
     expect(await isMounted(mnt)).toBe(false)
+  })
+
+  it('installs with no compiler where the FUSE addon must be built: fuse-native is left out, and the macOS front mounts without it', async () => {
+    // What a Mac without Xcode's command line tools has: make and python3 that only ask to install them.
+    const noCompiler = path.join(work, 'no-compiler')
+    await mkdir(noCompiler, { recursive: true })
+    for (const tool of ['make', 'cc', 'gcc', 'g++', 'c++', 'python3', 'python']) {
+      await writeFile(path.join(noCompiler, tool), '#!/bin/sh\necho "xcode-select: note: No developer tools were found, requesting install." >&2\nexit 1\n', { mode: 0o755 })
+    }
+    const prefix = path.join(work, 'prefix-no-compiler')
+    // build_from_source: fuse-native builds its addon, as where it ships none for the machine.
+    const { PYTHON: _python, npm_config_python: _npmPython, ...env } = process.env
+    const install = await runIn('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', tarball],
+      { ...env, PATH: `${noCompiler}:${process.env.PATH ?? ''}`, npm_config_build_from_source: 'true' }, { timeoutMs: 400_000 })
+    expect(install.code, install.stderr).toBe(0)
+    expect(existsSync(path.join(prefix, 'lib', 'node_modules', 'transferfs', 'node_modules', 'fuse-native'))).toBe(false)
+
+    const client = await serviceClient(service)
+    const data = bytes(1024 * 1024 + 99, 6)
+    const t = await putTransfer(client, [{ name: 'mac.bin', data }], { to: [service.user.email] })
+    await client.close()
+    const home = path.join(work, 'home3')
+    await mkdir(home, { recursive: true })
+    const login = await installed(prefix, home, ['login', '--email', service.user.email, '--password-stdin'], `${service.user.password}\n`)
+    expect(login.code, login.stderr).toBe(0)
+    const mnt = path.join(home, 'mnt')
+    const linux = await installed(prefix, home, ['mount', mnt])
+    expect(linux.code).not.toBe(0)
+    expect(linux.stderr).toMatch(/the optional package fuse-native\) is not installed/)
+
+    const state = await mkdtemp(path.join(work, 'macos-tools-'))
+    const mac = {
+      TRANSFERFS_PLATFORM: 'darwin', PATH: `${path.join(REPO, 'test/support/macos-tools')}:${process.env.PATH ?? ''}`,
+      MACOS_TOOLS_STATE: state, MACOS_TOOLS_CAT: `/by-id/${t.id}/mac.bin`,
+    }
+    const mounted = await installed(prefix, home, ['mount', mnt], undefined, mac)
+    expect(mounted.code, mounted.stderr).toBe(0)
+    try {
+      expect(createHash('md5').update(await readFile(path.join(state, 'cat'))).digest('hex')).toBe(createHash('md5').update(data).digest('hex'))
+    } finally {
+      const unmounted = await installed(prefix, home, ['unmount', mnt], undefined, mac)
+      expect(unmounted.code, unmounted.stderr).toBe(0)
+    }
   })
 })
