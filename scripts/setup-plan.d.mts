@@ -13,6 +13,8 @@ export interface Facts {
   commands: string[]
   /** Those of the modules in TEST_TOOLS the system's Python imports. */
   pythonModules: string[]
+  /** Those of the GObject typelibs in TEST_TOOLS ("Gtk-4.0") the system's Python loads. */
+  typelibs: string[]
   /** Those of APT_NAMES apt has a candidate for. */
   candidates: string[]
   apt: boolean
@@ -20,10 +22,12 @@ export interface Facts {
   sudo: boolean
 }
 
-/** Something to install when missing: found as a command or a Python module. */
+/** Something to install when missing: found as a command, a Python module or a GObject typelib. */
 export interface Need {
   command?: string
   module?: string
+  /** A GObject introspection library as name-version ("Gtk-4.0"), loaded through PyGObject. */
+  typelib?: string
   /** apt's names for it, preferred first. */
   apt: string[]
   dnf: string

@@ -63,6 +63,14 @@ export const TEST_TOOLS = [
   { command: 'apt-ftparchive', apt: ['apt-utils'], dnf: 'apt-utils', why: 'the package test makes an apt repository with it' },
   { command: 'gpg', apt: ['gnupg'], dnf: 'gnupg2', why: 'the package test signs its apt repository with a key it makes' },
   { command: 'systemd-escape', apt: ['systemd'], dnf: 'systemd', why: 'the unit template test escapes folders with it' },
+  // The send dialog (GTK 4 through PyGObject) is driven through AT-SPI under Xvfb and
+  // screenshot; Dolphin's service menus are validated and their Copy link read off the clipboard.
+  { typelib: 'Gtk-4.0', apt: ['gir1.2-gtk-4.0'], dnf: 'gtk4', why: 'the send dialog test runs the dialog' },
+  { module: 'pyatspi', apt: ['python3-pyatspi'], dnf: 'python3-pyatspi', why: 'the send dialog test drives it through AT-SPI' },
+  { command: 'xvfb-run', apt: ['xvfb'], dnf: 'xorg-x11-server-Xvfb', why: 'the desktop tests run on an X server of their own' },
+  { command: 'import', apt: ['imagemagick'], dnf: 'ImageMagick', why: 'the send dialog test takes a screenshot with it' },
+  { command: 'xclip', apt: ['xclip'], dnf: 'xclip', why: 'the Dolphin test reads the link Copy link put on the clipboard' },
+  { command: 'desktop-file-validate', apt: ['desktop-file-utils'], dnf: 'desktop-file-utils', why: 'the Dolphin test validates the service menus' },
   // The proxy tests start a proxy of their own: Debian's tinyproxy-bin is the program
   // without the system service (the tinyproxy package would start one on port 8888).
   { command: 'tinyproxy', apt: ['tinyproxy-bin'], dnf: 'tinyproxy', why: 'the proxy tests start one of their own' },
@@ -159,7 +167,9 @@ export function candidatesIn(text) {
 
 /** @param {Facts} facts @param {Need} need */
 function present(facts, need) {
-  return need.command ? facts.commands.includes(need.command) : facts.pythonModules.includes(need.module ?? '')
+  if (need.command) return facts.commands.includes(need.command)
+  if (need.typelib) return facts.typelibs.includes(need.typelib)
+  return facts.pythonModules.includes(need.module ?? '')
 }
 
 /** The first name apt offers, else the last (the classic name). @param {Facts} facts @param {string[]} names */
