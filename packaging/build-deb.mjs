@@ -135,7 +135,7 @@ try {
   write(path.join(doc, 'copyright'), copyrightFile(lib, process.version))
   gzipTo(changelog(version, epoch), path.join(doc, 'changelog.gz'))
 
-  normalise(tree)
+  normalise(tree, desktopPrograms)
   // dpkg keeps conffiles' sums itself, as dh_md5sums leaves them out.
   const sums = md5sums(tree, conffiles)
   const debian = path.join(tree, 'DEBIAN')
@@ -223,9 +223,9 @@ function plainModules(dir) {
   }
 }
 
-/** Modes as Debian wants them: folders and programs 0755, everything else 0644; times from the source. */
-function normalise(dir) {
-  const programs = new Set([path.join(tree, 'usr', 'bin', 'transferfs'), path.join(tree, 'sbin', 'mount.transferfs'), path.join(lib, 'node', 'bin', 'node'), ...desktopPrograms])
+/** Modes as Debian wants them: folders and programs (those named, and `more`) 0755, everything else 0644; times from the source. */
+function normalise(dir, more = []) {
+  const programs = new Set([path.join(tree, 'usr', 'bin', 'transferfs'), path.join(tree, 'sbin', 'mount.transferfs'), path.join(lib, 'node', 'bin', 'node'), ...more])
   const t = Number(epoch)
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
     const file = path.join(entry.parentPath, entry.name)

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 from . import core
 from .adapter import COMMAND_TIMEOUT_SECONDS

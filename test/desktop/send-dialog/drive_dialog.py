@@ -10,7 +10,6 @@ stderr, and the status line seen.
 """
 
 import json
-import os
 import re
 import subprocess
 import sys
