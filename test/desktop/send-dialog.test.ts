@@ -8,6 +8,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REPO, run, tempDir, TS_REGISTER } from '../support/mount.js'
+import { serverNumber } from './x-display.js'
 import { CLI } from '../mount/harness.js'
 import { bytes, md5, outboxDrained, outboxFiles, SETTLE, sentRecords, transferFiles, type User, useSendingMount } from '../send-mount/helpers.js'
 
@@ -25,7 +26,7 @@ interface Driven { code: number | null; stdout: string; stderr: string; status: 
 /** The dialog on `paths`, driven by `scenario` in a display and a session bus of its own. */
 async function drive(paths: string[], scenario: Record<string, unknown>): Promise<Driven> {
   const spec = JSON.stringify({ dialog: [DIALOG, ...paths], ...scenario })
-  const r = await run('xvfb-run', ['-a', '-s', '-screen 0 1024x768x24', 'dbus-run-session', '--', '/usr/bin/python3', DRIVER, spec], { timeoutMs: 90_000 })
+  const r = await run('xvfb-run', ['-a', '-n', String(serverNumber()), '-s', '-screen 0 1024x768x24', 'dbus-run-session', '--', '/usr/bin/python3', DRIVER, spec], { timeoutMs: 90_000 })
   const line = r.stdout.trim().split('\n').pop() ?? ''
   let driven: Driven
   try {
@@ -135,7 +136,8 @@ describe('the send dialog', () => {
   }, 120_000)
 
   it('through `transferfs send`, the service unreachable: says so in plain words', async () => {
-    const file = path.join(world.src, 'secret.txt')
+    const file = path.join(world.src, 'unsent.txt')
+    await fsp.writeFile(file, 'for bob\n')
     const saved = process.env.TRANSFERFS_API_URL
     // Signed in, but the service's address answers nothing (a port no one listens on).
     process.env.TRANSFERFS_API_URL = 'https://127.0.0.1:9/'

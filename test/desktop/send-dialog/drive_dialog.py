@@ -127,7 +127,7 @@ def main():
         click(find(app, scenario["press"], [pyatspi.ROLE_PUSH_BUTTON]))
         if scenario.get("waitStatus"):
             pattern = re.compile(scenario["waitStatus"])
-            deadline = time.time() + scenario.get("waitSeconds", 60)
+            deadline = time.time() + scenario.get("waitSeconds", 40)
             while time.time() < deadline and seen_status is None:
                 seen_status = next((t for t in status_text(app) if pattern.search(t)), None)
                 if seen_status is None:
@@ -139,7 +139,7 @@ def main():
                 if scenario.get("statusScreenshot"):
                     screenshot(app, scenario["statusScreenshot"])
                 click(find(app, "Cancel", [pyatspi.ROLE_PUSH_BUTTON]))
-        out, err = dialog.communicate(timeout=scenario.get("waitSeconds", 60))
+        out, err = dialog.communicate(timeout=20)
     except BaseException as error:
         dialog.kill()
         out, err = dialog.communicate()
