@@ -57,6 +57,7 @@ function gatherFacts() {
     // The notification test's server runs on /usr/bin/python3.
     pythonModules: tools.flatMap((t) =>
       (t.module && spawnSync('/usr/bin/python3', ['-c', `import ${t.module}`], { stdio: 'ignore' }).status === 0 ? [t.module] : [])),
+    paths: tools.flatMap((t) => (t.path && existsSync(t.path) ? [t.path] : [])),
     typelibs: tools.flatMap((t) => {
       if (!t.typelib) return []
       const [name, version] = t.typelib.split('-')

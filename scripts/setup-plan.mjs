@@ -63,14 +63,6 @@ export const TEST_TOOLS = [
   { command: 'apt-ftparchive', apt: ['apt-utils'], dnf: 'apt-utils', why: 'the package test makes an apt repository with it' },
   { command: 'gpg', apt: ['gnupg'], dnf: 'gnupg2', why: 'the package test signs its apt repository with a key it makes' },
   { command: 'systemd-escape', apt: ['systemd'], dnf: 'systemd', why: 'the unit template test escapes folders with it' },
-  // The send dialog (GTK 4 through PyGObject) is driven through AT-SPI under Xvfb and
-  // screenshot; Dolphin's service menus are validated and their Copy link read off the clipboard.
-  { typelib: 'Gtk-4.0', apt: ['gir1.2-gtk-4.0'], dnf: 'gtk4', why: 'the send dialog test runs the dialog' },
-  { module: 'pyatspi', apt: ['python3-pyatspi'], dnf: 'python3-pyatspi', why: 'the send dialog test drives it through AT-SPI' },
-  { command: 'xvfb-run', apt: ['xvfb'], dnf: 'xorg-x11-server-Xvfb', why: 'the desktop tests run on an X server of their own' },
-  { command: 'import', apt: ['imagemagick'], dnf: 'ImageMagick', why: 'the send dialog test takes a screenshot with it' },
-  { command: 'xclip', apt: ['xclip'], dnf: 'xclip', why: 'the Dolphin test reads the link Copy link put on the clipboard' },
-  { command: 'desktop-file-validate', apt: ['desktop-file-utils'], dnf: 'desktop-file-utils', why: 'the Dolphin test validates the service menus' },
   // The proxy tests start a proxy of their own: Debian's tinyproxy-bin is the program
   // without the system service (the tinyproxy package would start one on port 8888).
   { command: 'tinyproxy', apt: ['tinyproxy-bin'], dnf: 'tinyproxy', why: 'the proxy tests start one of their own' },
@@ -82,6 +74,25 @@ export const TEST_TOOLS = [
   { command: 'nfs-ls', apt: ['libnfs-utils'], dnf: 'libnfs-utils', why: 'the NFS tests list and read through libnfs\'s nfs-ls and nfs-cat' },
   { command: 'mount.nfs', apt: ['nfs-common'], dnf: 'nfs-utils', why: 'the NFS tests mount with the kernel\'s NFS client where it has one' },
   { command: 'tshark', apt: ['tshark'], dnf: 'wireshark-cli', why: 'an NFS test has Wireshark\'s dissector read a captured session' },
+  { path: '/usr/include/nfsc/libnfs.h', apt: ['libnfs-dev'], dnf: 'libnfs-devel', why: 'an NFS test builds a program on libnfs\'s C API' },
+  // The file-manager extensions: loaded under each binding (its extensions folder says it is
+  // installed), and Nautilus and Caja themselves run under Xvfb with a session bus, driven
+  // through AT-SPI (dogtail) and photographed with ImageMagick's `import`.
+  { path: '/usr/share/nautilus-python/extensions', apt: ['python3-nautilus'], dnf: 'nautilus-python', why: 'the file-manager tests load the extension under Nautilus\'s binding' },
+  { path: '/usr/share/nemo-python/extensions', apt: ['nemo-python'], dnf: 'nemo-python', why: 'the file-manager tests load the extension under Nemo\'s binding' },
+  { path: '/usr/share/caja-python/extensions', apt: ['python3-caja'], dnf: 'caja-python', why: 'the file-manager tests load the extension under Caja\'s binding' },
+  { command: 'nautilus', apt: ['nautilus'], dnf: 'nautilus', why: 'the file-manager test runs Nautilus with the extension' },
+  { command: 'caja', apt: ['caja'], dnf: 'caja', why: 'the file-manager test runs Caja with the extension' },
+  { command: 'xvfb-run', apt: ['xvfb'], dnf: 'xorg-x11-server-Xvfb', why: 'the file-manager test runs the file managers on a virtual screen' },
+  { command: 'gdbus', apt: ['libglib2.0-bin'], dnf: 'glib2', why: 'the file-manager test turns accessibility on over the session bus' },
+  { command: 'import', apt: ['imagemagick'], dnf: 'ImageMagick', why: 'the file-manager test takes screenshots' },
+  { module: 'dogtail', apt: ['python3-dogtail'], dnf: 'python3-dogtail', why: 'the file-manager test drives the file managers through AT-SPI' },
+  { module: 'pyatspi', apt: ['python3-pyatspi'], dnf: 'python3-pyatspi', why: 'the file-manager and send dialog tests read them through AT-SPI' },
+  // The send dialog (GTK 4 through PyGObject) is run and driven under Xvfb; Dolphin's service
+  // menus are validated, and the link their Copy link puts on the clipboard is read back.
+  { typelib: 'Gtk-4.0', apt: ['gir1.2-gtk-4.0'], dnf: 'gtk4', why: 'the send dialog test runs the dialog' },
+  { command: 'xclip', apt: ['xclip'], dnf: 'xclip', why: 'the Dolphin test reads the link Copy link put on the clipboard' },
+  { command: 'desktop-file-validate', apt: ['desktop-file-utils'], dnf: 'desktop-file-utils', why: 'the Dolphin test validates the service menus' },
 ]
 
 /**
@@ -168,6 +179,7 @@ export function candidatesIn(text) {
 /** @param {Facts} facts @param {Need} need */
 function present(facts, need) {
   if (need.command) return facts.commands.includes(need.command)
+  if (need.path) return facts.paths.includes(need.path)
   if (need.typelib) return facts.typelibs.includes(need.typelib)
   return facts.pythonModules.includes(need.module ?? '')
 }

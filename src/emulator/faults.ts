@@ -44,6 +44,8 @@ export interface Counters {
   /** Thumbnail body bytes handed to the socket (not counted in bytesServed: they are not file bytes). */
   previewBytesServed: number
   refreshCalls: number
+  /** Transfers the inbox route gave in pages of the whole inbox (no `from`, no `search`): 5,000 per listing of a 5,000-transfer inbox. */
+  inboxListed: number
   /** TLS connections accepted by the file servers (each a handshake a client paid for). */
   fileConnections: number
   /** File-server connections open now (a state, carried over a reset): a test waits for the server to close the idle ones. */
@@ -61,7 +63,7 @@ interface ActiveFault extends FaultSpec {
 
 /** Counters from zero; `inFlight` and `openFileConnections` are states, not counts, and carry over. */
 function zeroCounters(inFlight: number, openFileConnections: number): Counters {
-  return { routes: {}, bytesServed: 0, bytesHashed: 0, previewBytesServed: 0, refreshCalls: 0, fileConnections: 0, openFileConnections, inFlight }
+  return { routes: {}, bytesServed: 0, bytesHashed: 0, previewBytesServed: 0, refreshCalls: 0, inboxListed: 0, fileConnections: 0, openFileConnections, inFlight }
 }
 
 export class Faults {

@@ -5,7 +5,9 @@ import { bytesLength, giveBack, isBytes } from '../read/bytes.js'
 import type { NodeAttr } from '../vfs/core.js'
 import { FATTR3_BYTES, isDirectory, writeFattr, writePostOpAttr } from './attrs.js'
 import { childPath, fileIdOf, parentPath } from './handles.js'
-import { attrOf, attrOfHandle, attrOrNull, NAME_MAX_BYTES, readHandle, readName, type NfsContext, type Procedure } from './procedure.js'
+import type { Listing } from './listings.js'
+import { NAME_MAX_BYTES } from '../vfs/names.js'
+import { attrOf, attrOfHandle, attrOrNull, readHandle, readName, type NfsContext, type Procedure } from './procedure.js'
 import { AUTH_UNIX, type Credential } from './rpc.js'
 import { NFS3, NfsStatusError, statusOf } from './status.js'
 import { opaqueSize } from './xdr.js'
@@ -125,6 +127,8 @@ interface Entry {
   name: string
   path: string
   cookie: bigint
+  /** Its attributes as the listing took them (READDIRPLUS), or null. */
+  attr: NodeAttr | null
 }
 
 /** Bytes of a READDIR(PLUS) reply before its entries: status, dir attributes, verifier, list end, eof. */
@@ -156,19 +160,35 @@ function startAfter(names: readonly string[], cookie: bigint): number {
   throw new NfsStatusError(NFS3.BAD_COOKIE)
 }
 
+/** The path of a listing's entry `name` in `dir`. */
+const entryPath = (dir: string, name: string): string => (name === '.' ? dir : name === '..' ? parentPath(dir) : childPath(dir, name))
+
 /**
- * The entries of `dir` after `cookie`, as many as fit: ".", "..", then the core's listing.
- * `fits` is told each entry's name and path, and says whether it goes in.
+ * The listing a page is cut from: for a page after the first, the one its verifier names
+ * (listings.ts); otherwise a new one: ".", "..", then the core's names, with their attributes
+ * when `plus`.
  */
-async function page(cx: NfsContext, dir: string, cookie: bigint, fits: (name: string, path: string) => boolean): Promise<{ entries: Entry[]; eof: boolean }> {
+async function listingFor(cx: NfsContext, dir: string, cookie: bigint, verifier: Buffer, plus: boolean): Promise<Listing> {
+  const held = cookie === 0n ? undefined : cx.listings.find(verifier, dir, plus)
+  if (held) return held
   const names = ['.', '..', ...(await cx.core.readdir(dir))]
+  const attrs = plus ? await Promise.all(names.map((name) => attrOrNull(cx, entryPath(dir, name)))) : undefined
+  return cx.listings.hold(dir, names, attrs)
+}
+
+/**
+ * The entries of `listing` after `cookie`, as many as fit. `fits` is told each entry's name and
+ * path, and says whether it goes in.
+ */
+function page(listing: Listing, cookie: bigint, fits: (name: string, path: string) => boolean): { entries: Entry[]; eof: boolean } {
+  const { names, dir } = listing
   const entries: Entry[] = []
   let i = startAfter(names, cookie)
   for (; i < names.length; i++) {
     const name = names[i] as string
-    const path = name === '.' ? dir : name === '..' ? parentPath(dir) : childPath(dir, name)
+    const path = entryPath(dir, name)
     if (!fits(name, path)) break
-    entries.push({ name, path, cookie: cookieOf(i, name) })
+    entries.push({ name, path, cookie: cookieOf(i, name), attr: listing.attrs?.[i] ?? null })
   }
   if (entries.length === 0 && i < names.length) throw new NfsStatusError(NFS3.TOOSMALL)
   return { entries, eof: i >= names.length }
@@ -177,15 +197,16 @@ async function page(cx: NfsContext, dir: string, cookie: bigint, fits: (name: st
 const readdir: Procedure = async (r, cx) => {
   const dir = readHandle(r, cx)
   const cookie = r.bigUint64()
-  r.fixed(8) // the cookie verifier: this server gives zeros and accepts any
+  const verifier = r.fixed(8)
   const count = r.uint32()
   const dirAttr = await attrOfHandle(cx, dir)
   if (!isDirectory(dirAttr)) throw new NfsStatusError(NFS3.NOTDIR)
+  const listing = await listingFor(cx, dir, cookie, verifier, false)
   let used = PAGE_OVERHEAD
-  const { entries, eof } = await page(cx, dir, cookie, (name) => (used += entryBytes(name)) <= count)
+  const { entries, eof } = page(listing, cookie, (name) => (used += entryBytes(name)) <= count)
   return (w) => {
     writePostOpAttr(w, dir, dirAttr)
-    w.uint64(0)
+    w.fixed(listing.verifier)
     for (const e of entries) w.bool(true).uint64(fileIdOf(e.path)).string(e.name).uint64(e.cookie)
     w.bool(false).bool(eof)
   }
@@ -194,27 +215,27 @@ const readdir: Procedure = async (r, cx) => {
 const readdirplus: Procedure = async (r, cx) => {
   const dir = readHandle(r, cx)
   const cookie = r.bigUint64()
-  r.fixed(8)
+  const verifier = r.fixed(8)
   const dircount = r.uint32()
   const maxcount = r.uint32()
   const dirAttr = await attrOfHandle(cx, dir)
   if (!isDirectory(dirAttr)) throw new NfsStatusError(NFS3.NOTDIR)
+  const listing = await listingFor(cx, dir, cookie, verifier, true)
   let dirBytes = 0
   let used = PAGE_OVERHEAD
-  const { entries, eof } = await page(cx, dir, cookie, (name, path) => {
+  const { entries, eof } = page(listing, cookie, (name, path) => {
     dirBytes += entryBytes(name)
     used += entryBytes(name) + 4 + FATTR3_BYTES + 4 + opaqueSize(cx.handles.handleOf(path).length)
     return used <= maxcount && dirBytes <= dircount
   })
-  const attrs = await Promise.all(entries.map((e) => attrOrNull(cx, e.path)))
   return (w) => {
     writePostOpAttr(w, dir, dirAttr)
-    w.uint64(0)
-    entries.forEach((e, i) => {
+    w.fixed(listing.verifier)
+    for (const e of entries) {
       w.bool(true).uint64(fileIdOf(e.path)).string(e.name).uint64(e.cookie)
-      writePostOpAttr(w, e.path, attrs[i])
+      writePostOpAttr(w, e.path, e.attr)
       w.bool(true).opaque(cx.handles.handleOf(e.path))
-    })
+    }
     w.bool(false).bool(eof)
   }
 }

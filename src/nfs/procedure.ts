@@ -6,6 +6,7 @@ import { constants as C } from 'node:fs'
 import type { Logger } from '../base/log.js'
 import type { FileSystemCore, NodeAttr } from '../vfs/core.js'
 import { MAX_HANDLE_BYTES, type FileHandles } from './handles.js'
+import type { Listings } from './listings.js'
 import type { OpenFiles } from './open-files.js'
 import type { Credential } from './rpc.js'
 import { NFS3, NfsStatusError, statusOf } from './status.js'
@@ -19,6 +20,8 @@ export interface NfsContext {
   readonly reads: OpenFiles
   /** Files held open between WRITEs until their writes are committed. */
   readonly writes: WriteFiles
+  /** Folders' entries held between the pages of a listing. */
+  readonly listings: Listings
   readonly log: Logger
   /** The only uid (besides root's) whose AUTH_UNIX calls are served; null: any. */
   readonly ownerUid: number | null
@@ -39,15 +42,19 @@ export function readHandle(r: XdrReader, cx: NfsContext): string {
   return p
 }
 
-/** A file name's longest length in bytes (NAME_MAX). */
-export const NAME_MAX_BYTES = 255
+/**
+ * The longest name taken: a path holds at most PATH_MAX bytes with its NUL, so on the FUSE mount
+ * a longer name is ENAMETOOLONG before anyone is asked. A shorter one goes to the core, which
+ * answers as it does there (a lookup past NAME_MAX finds nothing, a create past it is refused).
+ */
+const LONGEST_NAME_BYTES = 4095
 /** Names are read up to this length, so that a longer one is answered NAMETOOLONG rather than GARBAGE_ARGS. */
 const NAME_READ_MAX = 4096
 
 /** A name argument: one component, neither empty nor holding a slash or a NUL. */
 export function readName(r: XdrReader): string {
   const bytes = r.opaque(NAME_READ_MAX)
-  if (bytes.length > NAME_MAX_BYTES) throw new NfsStatusError(NFS3.NAMETOOLONG)
+  if (bytes.length > LONGEST_NAME_BYTES) throw new NfsStatusError(NFS3.NAMETOOLONG)
   const name = bytes.toString('utf8')
   if (name === '' || name.includes('/') || name.includes('\0')) throw new NfsStatusError(NFS3.INVAL)
   return name

@@ -9,6 +9,7 @@ import { silentLogger, type Logger } from '../base/log.js'
 import type { FileSystemCore } from '../vfs/core.js'
 import { dispatch, type Deadlines } from './dispatch.js'
 import { FileHandles, HANDLE_TABLE_FILE } from './handles.js'
+import { Listings } from './listings.js'
 import { MAX_IO_BYTES } from './nfs3-read.js'
 import { OpenFiles } from './open-files.js'
 import type { NfsContext } from './procedure.js'
@@ -65,7 +66,7 @@ export class NfsServer {
   static async start(opts: NfsServerOptions): Promise<NfsServer> {
     const log = opts.log ?? silentLogger
     const handles = await FileHandles.open(opts.dataDir === null ? null : path.join(opts.dataDir, HANDLE_TABLE_FILE))
-    const cx: NfsContext = { core: opts.core, handles, reads: new OpenFiles(opts.core, log), writes: new WriteFiles(opts.core, log), log, ownerUid: opts.ownerUid }
+    const cx: NfsContext = { core: opts.core, handles, reads: new OpenFiles(opts.core, log), writes: new WriteFiles(opts.core, log), listings: new Listings(), log, ownerUid: opts.ownerUid }
     const server = net.createServer({ noDelay: true })
     const nfs = new NfsServer(server, cx, opts.deadlines, opts.reservedPortsOnly)
     server.on('connection', (socket) => nfs.serve(socket))

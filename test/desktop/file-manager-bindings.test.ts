@@ -4,7 +4,7 @@
 // alone, and offers "Send with transferfs…" on it once the send dialog is installed; entries
 // carrying the mount's attributes get their emblem, column words and menu through the
 // asynchronous path (read off the UI thread, applied on the main loop), and a fetch under way is
-// asked again. A binding
+// asked again; the menu's commands run as GIO subprocesses, their failures said. A binding
 // that is not installed skips its test, saying which package brings it.
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -54,6 +54,13 @@ describe('the file-manager extensions under their bindings', () => {
           askedAgain: { 'inbox/T': false, 'inbox/T/a.bin': true, 'outbox/x.bin': false },
           menu: { 'inbox/T': ['Keep on this computer', 'Show details'], 'inbox/T/a.bin': ['Copy link', 'Open in browser', 'Show details'], 'outbox/x.bin': [] },
         },
+        // The menu's commands, run by GIO and answered on the main loop: a failure's reason, a
+        // program that cannot be started, one stopped past its time.
+        commands: [
+          [3, 'No space left on device: needs 12 MiB more'],
+          [null, expect.stringMatching(/^Failed to execute child process .*No such file or directory/)],
+          [null, 'no answer within 1 s'],
+        ],
       })
     })
   }

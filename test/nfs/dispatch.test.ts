@@ -13,6 +13,7 @@ import { FileHandles } from '../../src/nfs/handles.js'
 import { OpenFiles } from '../../src/nfs/open-files.js'
 import type { NfsContext } from '../../src/nfs/procedure.js'
 import { AUTH_NONE, AUTH_UNIX, type Credential, type RpcCall } from '../../src/nfs/rpc.js'
+import { Listings } from '../../src/nfs/listings.js'
 import { WriteFiles } from '../../src/nfs/write-files.js'
 import { XdrReader, XdrWriter } from '../../src/nfs/xdr.js'
 
@@ -41,10 +42,13 @@ class FilesArea implements Area {
 /** `list/`: a folder whose names the test changes between pages. */
 class ListArea implements Area {
   names = Array.from({ length: 10 }, (_, i) => `n${i}`)
+  /** readdir calls so far. */
+  listed = 0
   async getattr(names: Names): Promise<NodeAttr> {
     return names.length === 0 ? attr(S_IFDIR | 0o755) : attr(S_IFREG | 0o644)
   }
   async readdir(): Promise<string[]> {
+    this.listed++
     return [...this.names]
   }
   async open(): Promise<OpenNode> {
@@ -64,7 +68,7 @@ class SmallCore extends AreaRouter {
 
 async function context(): Promise<NfsContext> {
   const core = new SmallCore()
-  return { core, handles: await FileHandles.open(null), reads: new OpenFiles(core, silentLogger), writes: new WriteFiles(core, silentLogger), log: silentLogger, ownerUid: OWNER }
+  return { core, handles: await FileHandles.open(null), reads: new OpenFiles(core, silentLogger), writes: new WriteFiles(core, silentLogger), listings: new Listings(), log: silentLogger, ownerUid: OWNER }
 }
 
 const DEADLINES = { readTimeoutMs: 200, writeTimeoutMs: 200, metadataTimeoutMs: 200 }
@@ -107,8 +111,9 @@ describe('dispatch', () => {
     expect([mkdir.uint32(), mkdir.uint32(), mkdir.uint32(), mkdir.remaining]).toEqual([30, 0, 0, 0])
     const rename = await results(cx, 14, (w) => w.opaque(files).string('a.txt').opaque(files).string('b.txt'))
     expect([rename.uint32(), rename.remaining]).toEqual([30, 16])
-    const link = await results(cx, 15, (w) => w.opaque(files).opaque(files).string('l'))
-    expect([link.uint32(), link.remaining]).toEqual([10004, 12])
+    // No hard links: PERM, as the FUSE mount answers, then the file's attributes and the folder's wcc_data.
+    const link = await results(cx, 15, (w) => w.opaque(cx.handles.handleOf('/files/a.txt')).opaque(files).string('l'))
+    expect([link.uint32(), link.remaining]).toEqual([1, 12])
     const stale = await results(cx, 1, (w) => w.opaque(cx.handles.handleOf('/files/gone.txt')))
     expect(stale.uint32()).toBe(70)
   })
@@ -141,6 +146,43 @@ describe('dispatch', () => {
     ;(cx.core as SmallCore).list.names.splice(4, 1)
     const gone = await results(cx, 16, (w) => w.opaque(list).uint64(first.last).fixed(Buffer.alloc(8)).uint32(8192))
     expect(gone.uint32()).toBe(10003)
+  })
+
+  it('cuts the pages after the first from the listing their verifier names, without listing the folder again', async () => {
+    const cx = await context()
+    const list = cx.handles.handleOf('/list')
+    const core = cx.core as SmallCore
+    /** One READDIRPLUS page of at most `count` bytes: its verifier, names, last cookie and eof. */
+    const page = async (cookie: bigint, verifier: Buffer, count: number): Promise<{ verifier: Buffer; names: string[]; last: bigint; eof: boolean }> => {
+      const r = await results(cx, 17, (w) => w.opaque(list).uint64(cookie).fixed(verifier).uint32(count).uint32(count))
+      expect(r.uint32()).toBe(0)
+      if (r.bool()) r.fixed(84)
+      const answered = Buffer.from(r.fixed(8))
+      const names: string[] = []
+      let last = cookie
+      while (r.bool()) {
+        r.bigUint64()
+        names.push(r.string(255))
+        last = r.bigUint64()
+        if (r.bool()) r.fixed(84)
+        if (r.bool()) r.opaque(64)
+      }
+      return { verifier: answered, names, last, eof: r.bool() }
+    }
+    const first = await page(0n, Buffer.alloc(8), 700)
+    expect(first.eof).toBe(false)
+    expect(first.verifier.equals(Buffer.alloc(8))).toBe(false)
+    expect(core.list.listed).toBe(1)
+    core.list.names.push('late')
+    const rest = await page(first.last, first.verifier, 8192)
+    // The listing the first page took: without the entry that came after it, and no second readdir.
+    expect([...first.names, ...rest.names]).toEqual(['.', '..', ...Array.from({ length: 10 }, (_, i) => `n${i}`)])
+    expect(rest.eof).toBe(true)
+    expect(core.list.listed).toBe(1)
+    // A verifier this server does not hold (an earlier start's) takes a new listing.
+    const again = await page(first.last, Buffer.alloc(8, 1), 8192)
+    expect(again.names).toContain('late')
+    expect(core.list.listed).toBe(2)
   })
 
   it('reads a file with its attributes and eof', async () => {

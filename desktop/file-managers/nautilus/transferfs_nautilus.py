@@ -1,34 +1,21 @@
-"""transferfs in Nautilus: emblems, a "Transfer" column and menu entries for what is on a transferfs mount.
+"""transferfs in Nautilus 43+ (nautilus-python 4): emblems, a "Transfer" column and menu entries.
 
-Loaded by the nautilus Python extension (/usr/share/nautilus-python/extensions/); the logic is the
-transferfs_fm package's, shared with the other file managers. Without that package this file
-defines nothing, and Nautilus starts as without it.
+The extension is transferfs_fm's, one source for Nautilus, Nemo and Caja (transferfs_fm/loader.py):
+this file finds it and names the file manager. Without it, this file defines nothing and Nautilus
+starts as without it.
 """
 
 import os
 import sys
 
-import gi
-
-gi.require_version("Nautilus", "4.0")
-from gi.repository import Gio, GLib, GObject, Nautilus  # noqa: E402
-
-
-def _library():
-    """The folder holding transferfs_fm: beside this file, one up (the source tree), or the installed one."""
-    here = os.path.dirname(os.path.realpath(__file__))
-    for folder in (os.environ.get("TRANSFERFS_FM_LIBRARY"), here, os.path.dirname(here), "/usr/share/transferfs/file-managers"):
-        if folder and os.path.isfile(os.path.join(folder, "transferfs_fm", "core.py")):
-            return folder
-    return None
-
-
-_folder = _library()
-if _folder is None:
-    print("transferfs: the transferfs_fm package is not installed; the nautilus extension does nothing", file=sys.stderr)
-else:
-    if _folder not in sys.path:
+_here = os.path.dirname(os.path.realpath(__file__))
+# transferfs_fm: in $TRANSFERFS_FM_LIBRARY, beside this file, one folder up (the source tree), or installed.
+for _folder in (os.environ.get("TRANSFERFS_FM_LIBRARY"), _here, os.path.dirname(_here), "/usr/share/transferfs/file-managers"):
+    if _folder and os.path.isfile(os.path.join(_folder, "transferfs_fm", "loader.py")):
         sys.path.insert(0, _folder)
-    from transferfs_fm.adapter import build  # noqa: E402
+        from transferfs_fm.loader import extension_class
 
-    TransferfsExtension = build(Nautilus, GObject, GLib, Gio, "nautilus")
+        TransferfsExtension = extension_class("nautilus")
+        break
+else:
+    print("transferfs: the transferfs_fm package is not installed; the nautilus extension does nothing", file=sys.stderr)

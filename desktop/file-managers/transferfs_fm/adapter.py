@@ -8,6 +8,11 @@ clipboard is GTK 4's (Gdk.Clipboard) in Nautilus, GTK 3's (Gtk.Clipboard) in Nem
 
 What an entry shows and offers is core.py's; this module only asks for the attributes off the
 UI thread and turns core's answers into the binding's calls.
+
+No Python thread does the waiting: the file managers' Python loaders keep the interpreter's lock
+while their main loop runs, so a Python thread would never run (seen in Nautilus 43). What may
+wait on the mount (its attributes, link.url, .transfer.json, the transferfs commands) is asked
+of GIO, whose own threads do it, with the answer back on the main loop.
 """
 
 from __future__ import annotations
@@ -17,8 +22,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import core
@@ -27,9 +30,8 @@ from . import core
 COLUMN_ATTRIBUTE = "transferfs_state"
 #: How soon a changing state (fetching, waiting, sending) is asked again, in seconds.
 REFRESH_SECONDS = 2
-#: Reading attributes is a few system calls per file, each answered by the mount from memory;
-#: a few threads keep a slow answer for one file from holding up the others.
-WORKERS = 4
+#: What update_file_info asks GIO for: the attributes core makes an entry from.
+GIO_ATTRIBUTES = ",".join(core.gio_attribute(name) for name in core.ATTRIBUTES)
 #: The entries remembered for the menu (built on the UI thread, so from what was read before).
 REMEMBERED = 20000
 #: How long a read of /proc/self/mountinfo is reused: mounts come and go rarely.
@@ -52,13 +54,14 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
     `flavor` names the file manager ("nautilus", "nemo", "caja"): it picks the clipboard's
     toolkit and makes the GObject type name unique.
     """
+    # An entry's own attributes, not those of what a symbolic link points to.
+    NOFOLLOW = Gio.FileQueryInfoFlags.NOFOLLOW_SYMLINKS
 
     class TransferfsExtension(GObject.GObject, fm.InfoProvider, fm.ColumnProvider, fm.MenuProvider):
         __gtype_name__ = "TransferfsExtension_" + flavor
 
         def __init__(self) -> None:
             super().__init__()
-            self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="transferfs")
             self._entries: Dict[str, core.Entry] = {}
             self._mounts: List[core.Mount] = []
             self._mounts_read_at = -1.0
@@ -94,17 +97,37 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
                 # A local file shows nothing: no thread, no system call.
                 return fm.OperationResult.COMPLETE
             is_dir = file_info.is_directory()
-            future = self._pool.submit(core.read_entry, path, is_dir, mounts)
-            future.add_done_callback(lambda f: GLib.idle_add(self._apply, provider, handle, closure, file_info, f))
+            location = Gio.File.new_for_path(path)
+
+            def read(_source: Any, result: Any) -> None:
+                try:
+                    info = location.query_info_finish(result)
+                    entry = core.entry_from(path, is_dir, mounts, lambda name: core.gio_text(info.get_attribute_string(core.gio_attribute(name))))
+                except Exception as error:  # GLib.Error (the file went, the mount failed), or a bug: never left waiting
+                    self._fail(provider, handle, closure, path, error)
+                    return
+                if not core.wants_link_file(entry):
+                    self._apply(provider, handle, closure, file_info, entry)
+                    return
+
+                def linked(child: Any, result: Any) -> None:
+                    try:
+                        child.query_info_finish(result)
+                        entry.has_link_file = True
+                    except Exception:  # GLib.Error: no link.url
+                        pass
+                    self._apply(provider, handle, closure, file_info, entry)
+
+                location.get_child("link.url").query_info_async("standard::type", NOFOLLOW, GLib.PRIORITY_DEFAULT, None, linked)
+
+            location.query_info_async(GIO_ATTRIBUTES, NOFOLLOW, GLib.PRIORITY_DEFAULT, None, read)
             return fm.OperationResult.IN_PROGRESS
 
-        def _apply(self, provider: Any, handle: Any, closure: Any, file_info: Any, future: Future) -> bool:
-            try:
-                entry = future.result()
-            except Exception as error:  # a bug here must not leave the file manager waiting
-                print("transferfs: reading %s: %s" % (local_path(file_info), error), file=sys.stderr)
-                fm.info_provider_update_complete_invoke(closure, provider, handle, fm.OperationResult.FAILED)
-                return False
+        def _fail(self, provider: Any, handle: Any, closure: Any, path: str, error: Exception) -> None:
+            print("transferfs: reading %s: %s" % (core.plain_text(path), core.plain_text(str(error))), file=sys.stderr)
+            fm.info_provider_update_complete_invoke(closure, provider, handle, fm.OperationResult.FAILED)
+
+        def _apply(self, provider: Any, handle: Any, closure: Any, file_info: Any, entry: core.Entry) -> None:
             self._remember(entry)
             name = core.emblem(entry)
             if name:
@@ -113,7 +136,6 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
             fm.info_provider_update_complete_invoke(closure, provider, handle, fm.OperationResult.COMPLETE)
             if core.is_changing(entry):
                 GLib.timeout_add_seconds(REFRESH_SECONDS, self._refresh, file_info)
-            return False
 
         def cancel_update(self, provider: Any, handle: Any) -> None:
             # The file manager drops a cancelled handle's completion itself (it completes only
@@ -166,39 +188,28 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
                 self._run_command(action, [e.path for e in entries], files)
             elif action in (core.COPY_LINK, core.OPEN_LINK):
                 entry = entries[0]
-                self._off_ui(lambda: core.link_of(entry), lambda url: self._use_link(action, url))
+                if entry.origin_url:
+                    self._use_link(action, entry.origin_url)
+                elif entry.has_link_file:
+                    read_text(Gio, os.path.join(entry.path, "link.url"), lambda text: self._use_link(action, text and core.link_from_text(text)))
             elif action == core.DETAILS:
                 folder = entries[0].transfer_folder
                 if folder:
-                    self._off_ui(lambda: core.read_details(folder), lambda d: self._show_details(folder, d))
+                    read_text(Gio, os.path.join(folder, ".transfer.json"), lambda text: self._show_details(folder, text and core.details_from_text(text)))
             elif action == core.SEND:
                 start([SEND_DIALOG] + [e.path for e in entries], Gio)
 
-        def _off_ui(self, work: Any, then: Any) -> None:
-            """`work()` in a worker thread (it may wait on the mount), `then(result)` back on the UI thread."""
-            future = self._pool.submit(work)
-            future.add_done_callback(lambda f: GLib.idle_add(lambda: then(f.result() if f.exception() is None else None) and False))
-
         def _run_command(self, action: str, paths: List[str], files: Sequence[Any]) -> None:
-            argv = core.command_for(action, paths)
+            def ended(code: Optional[int], stderr: str) -> None:
+                self._after_command(*core.outcome(action, paths, code, stderr), files)
 
-            def run() -> None:
-                try:
-                    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_SECONDS)
-                    code, stderr = done.returncode, done.stderr
-                except (OSError, subprocess.TimeoutExpired) as error:
-                    code, stderr = None, str(error)
-                ok, text = core.outcome(action, paths, code, stderr)
-                GLib.idle_add(self._after_command, ok, text, files)
+            run_command(Gio, GLib, core.command_for(action, paths), COMMAND_TIMEOUT_SECONDS, ended)
 
-            threading.Thread(target=run, name="transferfs-" + action, daemon=True).start()
-
-        def _after_command(self, ok: bool, text: str, files: Sequence[Any]) -> bool:
+        def _after_command(self, ok: bool, text: str, files: Sequence[Any]) -> None:
             for file_info in files:
                 file_info.invalidate_extension_info()
             if not ok:
                 notify(Gio, text)
-            return False
 
         def _use_link(self, action: str, url: Optional[str]) -> None:
             if not url:
@@ -224,6 +235,51 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
                 open_uri(Gio, Gio.File.new_for_path(name).get_uri())
 
     return TransferfsExtension
+
+
+def read_text(Gio: Any, path: str, then: Any) -> None:
+    """`then(text)` on the main loop once GIO has read the file at `path` (None: it could not)."""
+
+    def loaded(source: Any, result: Any) -> None:
+        try:
+            _ok, data, _etag = source.load_contents_finish(result)
+            text = bytes(data).decode("utf-8", "replace")
+        except Exception:  # GLib.Error: gone, or the mount failed
+            text = None
+        then(text)
+
+    Gio.File.new_for_path(path).load_contents_async(None, loaded)
+
+
+def run_command(Gio: Any, GLib: Any, argv: List[str], timeout_seconds: int, ended: Any) -> None:
+    """`argv` run by GIO, its stderr kept; `ended(code, stderr)` on the main loop, code None
+    where it could not be run or was stopped after `timeout_seconds`."""
+    try:
+        process = Gio.Subprocess.new(argv, Gio.SubprocessFlags.STDOUT_SILENCE | Gio.SubprocessFlags.STDERR_PIPE)
+    except Exception as error:  # GLib.Error: not installed, not executable
+        ended(None, getattr(error, "message", None) or str(error))
+        return
+    timer = {"late": False}
+
+    def stop() -> bool:
+        timer["late"] = True
+        process.force_exit()
+        return False
+
+    source = GLib.timeout_add_seconds(timeout_seconds, stop)
+
+    def communicated(_process: Any, result: Any) -> None:
+        try:
+            _ok, _stdout, stderr = process.communicate_utf8_finish(result)
+        except Exception as error:  # GLib.Error
+            stderr = getattr(error, "message", None) or str(error)
+        if timer["late"]:
+            ended(None, "no answer within %d s" % timeout_seconds)
+            return
+        GLib.source_remove(source)
+        ended(process.get_exit_status() if process.get_if_exited() else None, stderr or "")
+
+    process.communicate_utf8_async(None, None, communicated)
 
 
 #: The send dialog's program; "Send with transferfs…" is offered once it is installed.

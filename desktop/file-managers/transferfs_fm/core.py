@@ -15,9 +15,9 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .details import details_text, is_web_address, read_details, read_link_file  # noqa: F401 (the extensions' API)
+from .details import details_from_text, details_text, is_web_address, link_from_text, read_details, read_link_file  # noqa: F401 (the extensions' API)
 from .mounts import FS_TYPE, Mount, parse_mountinfo, read_mounts, transferfs_mount_of  # noqa: F401
 from .shown import plain_text
 
@@ -94,10 +94,30 @@ def _xattr(path: str, name: str) -> Optional[str]:
         return None
 
 
-def read_entry(path: str, is_dir: bool, mounts: Sequence[Mount]) -> Entry:
-    """`path` and what its attributes say. Reads attributes and looks names up; opens nothing.
+#: The attributes an entry is made from.
+ATTRIBUTES = (STATE_ATTR, PIN_ATTR, ORIGIN_ATTR)
 
-    May block as long as the mount takes to answer: callers run it off the UI thread.
+
+def gio_attribute(xattr: str) -> str:
+    """GIO's name of a `user.` extended attribute (`xattr::` is GIO's user namespace)."""
+    if not xattr.startswith("user."):
+        raise ValueError("not a user attribute: %r" % xattr)
+    return "xattr::" + xattr[len("user."):]
+
+
+def gio_text(value: Optional[str]) -> Optional[str]:
+    """An attribute's text as GIO gives it (each byte that is not printable ASCII, and the
+    backslash, written as \\xNN) back as the text the mount wrote."""
+    if value is None:
+        return None
+    raw = re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), value)
+    return raw.encode("latin-1", "replace").decode("utf-8", "replace")
+
+
+def entry_from(path: str, is_dir: bool, mounts: Sequence[Mount], attribute: Callable[[str], Optional[str]]) -> Entry:
+    """`path` as its attributes say, `attribute(name)` giving each of ATTRIBUTES' text (None where absent).
+
+    `has_link_file` is left to the caller, where `wants_link_file` says it matters.
     """
     path = os.path.abspath(path)
     mount_point = transferfs_mount_of(mounts, path)
@@ -106,13 +126,27 @@ def read_entry(path: str, is_dir: bool, mounts: Sequence[Mount]) -> Entry:
     rel = os.path.relpath(path, mount_point)
     parts = tuple(p for p in rel.split(os.sep) if p and p != ".")
     entry = Entry(path, is_dir, mount_point=mount_point, parts=parts)
-    entry.state = _xattr(path, STATE_ATTR)
-    entry.pinned_itself = _xattr(path, PIN_ATTR) == "1"
+    entry.state = attribute(STATE_ATTR)
+    entry.pinned_itself = attribute(PIN_ATTR) == "1"
     if not is_dir:
-        url = _xattr(path, ORIGIN_ATTR)
+        url = attribute(ORIGIN_ATTR)
         entry.origin_url = url if url and is_web_address(url) else None
-    elif entry.area == "sent" and entry.is_transfer_folder:
-        entry.has_link_file = os.path.lexists(os.path.join(path, "link.url"))
+    return entry
+
+
+def wants_link_file(entry: Entry) -> bool:
+    """Whether the entry is a sent transfer's folder, which may show `link.url`."""
+    return entry.is_dir and entry.area == "sent" and entry.is_transfer_folder
+
+
+def read_entry(path: str, is_dir: bool, mounts: Sequence[Mount]) -> Entry:
+    """`path` and what its attributes say, read here. Reads attributes and looks names up; opens nothing.
+
+    Blocks as long as the mount takes to answer: the extensions ask GIO instead (adapter.py).
+    """
+    entry = entry_from(path, is_dir, mounts, lambda name: _xattr(path, name))
+    if wants_link_file(entry):
+        entry.has_link_file = os.path.lexists(os.path.join(entry.path, "link.url"))
     return entry
 
 

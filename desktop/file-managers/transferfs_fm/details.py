@@ -17,27 +17,40 @@ def is_web_address(url: str) -> bool:
     return re.match(r"^https?://[^\s]+$", url, re.IGNORECASE) is not None
 
 
+def details_from_text(text: str) -> Optional[dict]:
+    """A `.transfer.json`'s details, or None where it is not a JSON object."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def read_details(transfer_folder: str) -> Optional[dict]:
     """The transfer's `.transfer.json` (the mount makes it from what it holds), or None."""
     try:
         with open(os.path.join(transfer_folder, ".transfer.json"), "r", encoding="utf-8") as f:
-            data = json.load(f)
-        return data if isinstance(data, dict) else None
+            return details_from_text(f.read())
     except (OSError, ValueError):
         return None
 
 
+def link_from_text(text: str) -> Optional[str]:
+    """The web address in a `link.url` (an Internet shortcut), or None."""
+    for line in text.splitlines():
+        if line.startswith("URL="):
+            url = line[4:].strip()
+            return url if is_web_address(url) else None
+    return None
+
+
 def read_link_file(transfer_folder: str) -> Optional[str]:
-    """The address in a sent transfer's `link.url` (an Internet shortcut), or None."""
+    """The address in a sent transfer's `link.url`, or None."""
     try:
         with open(os.path.join(transfer_folder, "link.url"), "r", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("URL="):
-                    url = line[4:].strip()
-                    return url if is_web_address(url) else None
-    except OSError:
-        pass
-    return None
+            return link_from_text(f.read())
+    except (OSError, ValueError):
+        return None
 
 
 _DETAIL_FIELDS = (

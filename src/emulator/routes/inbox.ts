@@ -49,6 +49,7 @@ export const inboxRoute: ApiRoute = {
       return true
     }).sort((a, b) => b.sentdate - a.sentdate || (a.id < b.id ? 1 : -1))
     const page = received.slice(skip, skip + take)
+    if (from === undefined && !search) r.ctx.faults.counters.inboxListed += page.length
     const storageinuse = [...store.transfers.values()].filter((t) => t.senderId === user.id)
       .reduce((n, t) => n + t.files.reduce((m, f) => m + f.size, 0), 0)
     const result: InboxResult = {

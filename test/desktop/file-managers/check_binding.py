@@ -81,6 +81,7 @@ def main():
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
         with_dialog = menu([info])
     asynchronous = read_asynchronously(fm, GObject)
+    commands = run_commands()
     print(json.dumps({
         "classes": [c.__name__ for c in classes],
         "gtype": extension.__gtype_name__,
@@ -90,6 +91,7 @@ def main():
         "localMenu": without_dialog,
         "localMenuWithDialog": with_dialog,
         "asynchronous": asynchronous,
+        "commands": commands,
     }), flush=True)
     # A Nemo.Column finalized outside Nemo aborts the process (nemo-python 5.6): end here.
     os._exit(0)
@@ -143,6 +145,28 @@ def read_asynchronously(fm, GObject):
         "askedAgain": {rel: i.invalidated > 0 for rel, i in infos.items()},
         "menu": {rel: [m.get_property("label") for m in extension.get_file_items([i])] for rel, i in infos.items()},
     }
+
+
+def run_commands():
+    """The menu's commands as the extension runs them (GIO subprocesses, answered on the main
+    loop): one that fails with its reason on stderr, one that cannot be started, one past its time."""
+    from gi.repository import Gio, GLib
+    from transferfs_fm import adapter
+
+    ended = []
+    loop = GLib.MainLoop()
+
+    def done(code, stderr):
+        ended.append([code, stderr.strip()])
+        if len(ended) == 3:
+            loop.quit()
+
+    adapter.run_command(Gio, GLib, ["sh", "-c", "echo 'No space left on device: needs 12 MiB more' >&2; exit 3"], 10, done)
+    adapter.run_command(Gio, GLib, ["/nonexistent/transferfs", "pin"], 10, done)
+    adapter.run_command(Gio, GLib, ["sleep", "30"], 1, done)
+    GLib.timeout_add_seconds(20, loop.quit)
+    loop.run()
+    return sorted(ended, key=lambda e: (e[0] is None, e[1]))
 
 
 main()

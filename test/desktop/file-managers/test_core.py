@@ -216,5 +216,43 @@ class Details(unittest.TestCase):
             self.assertEqual(core.link_of(core.Entry(d, True, MNT, "cached", False, None, False, ("sent", "T"))), None)
 
 
+class AsGioGivesThem(unittest.TestCase):
+    """The extensions ask GIO for the attributes (no Python thread waits on the mount)."""
+
+    def test_gio_names_the_user_attributes_in_its_xattr_namespace(self):
+        self.assertEqual([core.gio_attribute(n) for n in core.ATTRIBUTES], ["xattr::transferfs.state", "xattr::transferfs.pin", "xattr::xdg.origin.url"])
+        with self.assertRaises(ValueError):
+            core.gio_attribute("trusted.x")
+
+    def test_gio_escaped_text_reads_as_the_mount_wrote_it(self):
+        # GIO writes each byte outside printable ASCII, and the backslash, as \xNN.
+        self.assertEqual(core.gio_text("failed: Caf\\xc3\\xa9 \\xe6\\x97\\xa5 \\x5c back"), "failed: Café 日 \\ back")
+        self.assertEqual(core.gio_text("pinned"), "pinned")
+        self.assertIsNone(core.gio_text(None))
+
+    def test_an_entry_from_the_attributes_given(self):
+        given = {core.STATE_ATTR: "cached", core.PIN_ATTR: "1", core.ORIGIN_ATTR: "https://example.com/t/abc"}
+        entry = core.entry_from(MNT + "/inbox/T/a.bin", False, MOUNTS, given.get)
+        self.assertEqual((entry.state, entry.pinned_itself, entry.origin_url, entry.parts), ("cached", True, "https://example.com/t/abc", ("inbox", "T", "a.bin")))
+        # An address that is not a web page is not offered as a link.
+        entry = core.entry_from(MNT + "/inbox/T/a.bin", False, MOUNTS, {core.ORIGIN_ATTR: "file:///etc/passwd"}.get)
+        self.assertIsNone(entry.origin_url)
+        self.assertFalse(core.entry_from("/home/ann/report.pdf", False, MOUNTS, given.get).on_mount)
+
+    def test_only_a_sent_transfers_folder_is_looked_in_for_its_link_file(self):
+        wants = lambda rel, is_dir=True: core.wants_link_file(core.entry_from(MNT + "/" + rel, is_dir, MOUNTS, lambda _n: None))
+        self.assertTrue(wants("sent/T"))
+        self.assertFalse(wants("sent/T/a.bin", False))
+        self.assertFalse(wants("inbox/T"))
+        self.assertFalse(wants("sent"))
+
+    def test_details_and_link_from_their_text(self):
+        self.assertEqual(core.details_from_text('{"subject": "Hi"}'), {"subject": "Hi"})
+        self.assertIsNone(core.details_from_text("[1, 2]"))
+        self.assertIsNone(core.details_from_text("not json"))
+        self.assertEqual(core.link_from_text("[InternetShortcut]\r\nURL=https://example.com/t/x\r\n"), "https://example.com/t/x")
+        self.assertIsNone(core.link_from_text("[InternetShortcut]\nURL=javascript:alert(1)\n"))
+
+
 if __name__ == "__main__":
     unittest.main()
