@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { withCleanBuild } from '../support/clean-build.js'
+import { REPO } from '../support/mount.js'
 import { removeTree } from '../support/fuse-cleanup.js'
 import { lastCommitEpoch } from '../support/clean-copy.js'
 import { debianTarball, DebianRoot, type RootRunResult } from './debian-root.js'
@@ -97,6 +98,8 @@ describe.skipIf(SKIP)('the .deb\'s file-manager extensions', () => {
     expect(ended(loaded), explain('nautilus with python3-nautilus', loaded)).toBe('exit 124')
     expect(loaded.stderr).toMatch(/\/usr\/share\/transferfs\/file-managers\/transferfs_fm\/adapter\.py/)
     expect(loaded.stderr).not.toMatch(/Traceback|transferfs: /)
-    expect(await readFile(root.host('/usr/share/nautilus-python/extensions/transferfs_nautilus.py'), 'utf8')).toContain('build(Nautilus')
+    // What Nautilus loaded is the source's entry file, byte for byte.
+    expect(await readFile(root.host('/usr/share/nautilus-python/extensions/transferfs_nautilus.py'), 'utf8'))
+      .toBe(await readFile(path.join(REPO, 'desktop', 'file-managers', 'nautilus', 'transferfs_nautilus.py'), 'utf8'))
   }, 1_500_000)
 })
