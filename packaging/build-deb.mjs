@@ -25,6 +25,7 @@ import { changelog, control, DOC_DIR, LIB_DIR, PACKAGE, runtimeDependencies } fr
 import { copyrightFile, nodeLicenseFile } from './copyright.mjs'
 import { KEYRING_PATH, LINTIAN_OVERRIDE, SOURCES_PATH, sourcesFile } from './apt-source.mjs'
 import { pruneRuntimeTree } from './prune.mjs'
+import { installDesktopFiles } from './desktop-files.mjs'
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
@@ -118,6 +119,8 @@ try {
   gzipTo(run(path.join(nodeDir, 'bin', 'node'), [path.join(lib, 'dist', 'src', 'cli', 'manual.js')], { env: { ...process.env, SOURCE_DATE_EPOCH: epoch } }), path.join(man, 'man1', 'transferfs.1.gz'))
   // mount(8) finds the helper by its name; its options are a section of transferfs(1).
   gzipTo('.so man1/transferfs.1\n', path.join(man, 'man8', 'mount.transferfs.8.gz'))
+  // The file managers' extensions, the send dialog, Dolphin's service menus (desktop-files.mjs).
+  const desktopPrograms = installDesktopFiles(ROOT, tree)
 
   // The repository's key and source, when it has one. The source is a conffile: dpkg leaves a
   // user's changes to it (a mirror, the source commented out) in place across upgrades.
@@ -132,7 +135,7 @@ try {
   write(path.join(doc, 'copyright'), copyrightFile(lib, process.version))
   gzipTo(changelog(version, epoch), path.join(doc, 'changelog.gz'))
 
-  normalise(tree)
+  normalise(tree, desktopPrograms)
   // dpkg keeps conffiles' sums itself, as dh_md5sums leaves them out.
   const sums = md5sums(tree, conffiles)
   const debian = path.join(tree, 'DEBIAN')
@@ -223,9 +226,9 @@ function plainModules(dir) {
   }
 }
 
-/** Modes as Debian wants them: folders and programs 0755, everything else 0644; times from the source. */
-function normalise(dir) {
-  const programs = new Set([path.join(tree, 'usr', 'bin', 'transferfs'), path.join(tree, 'sbin', 'mount.transferfs'), path.join(lib, 'node', 'bin', 'node')])
+/** Modes as Debian wants them: folders and programs (those named, and `more`) 0755, everything else 0644; times from the source. */
+function normalise(dir, more = []) {
+  const programs = new Set([path.join(tree, 'usr', 'bin', 'transferfs'), path.join(tree, 'sbin', 'mount.transferfs'), path.join(lib, 'node', 'bin', 'node'), ...more])
   const t = Number(epoch)
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
     const file = path.join(entry.parentPath, entry.name)

@@ -11,6 +11,9 @@ export const DOC_DIR = `usr/share/doc/${PACKAGE}`
 /** Who answers for the package: DEBFULLNAME and DEBEMAIL, as Debian's tools take them, else the project (no mailbox). */
 export const MAINTAINER = process.env.DEBEMAIL ? `${process.env.DEBFULLNAME ?? 'transferfs developers'} <${process.env.DEBEMAIL}>` : 'transferfs developers <dev@transferfs.invalid>'
 
+/** The file managers' Python bindings, and what the send dialog runs on (docs/desktop.md). */
+export const DESKTOP_SUGGESTS = ['python3-nautilus', 'nemo-python', 'python3-caja', 'python3-gi', 'gir1.2-gtk-4.0']
+
 const DESCRIPTION = `mount a Transfer Service account as a folder
  transferfs is a FUSE file system that shows a Transfer Service account as a
  folder: the inbox and each transfer become folders, files are read on demand
@@ -20,7 +23,11 @@ const DESCRIPTION = `mount a Transfer Service account as a folder
  The package carries its own Node.js runtime and the FUSE addons for libfuse 3
  (libfuse3.so.3 and libfuse3.so.4) and libfuse 2, so it needs no compiler and
  no Node.js from the distribution. It ships a systemd user unit template to
- mount at login (transferfs@.service) and mount.transferfs for /etc/fstab.`
+ mount at login (transferfs@.service) and mount.transferfs for /etc/fstab.
+ .
+ For the desktop: extensions for Nautilus, Nemo and Caja (state emblems, a
+ Transfer column, Keep / Free up space / Copy link menu entries), service menus
+ for Dolphin, and a dialog to send files (transferfs-send-dialog).`
 
 /**
  * The control file. No maintainer scripts go with it: the package changes nothing outside
@@ -37,7 +44,10 @@ export function control({ version, depends, installedKiB }) {
     `Depends: ${depends}`,
     'Recommends: libnotify-bin',
     // The libfuse 2 addon serves `fuseLibrary: libfuse2`; libfuse 3 is what Depends brings.
-    'Suggests: libfuse2 | libfuse2t64',
+    // The file managers' extensions load through their Python bindings, and the send dialog
+    // needs GTK 4 for Python: each only for those who use that file manager or the dialog
+    // (a server needs none of them), so suggested, never pulled in.
+    `Suggests: ${['libfuse2 | libfuse2t64', ...DESKTOP_SUGGESTS].join(', ')}`,
     'Section: utils',
     'Priority: optional',
     `Description: ${DESCRIPTION}`,

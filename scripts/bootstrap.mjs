@@ -58,6 +58,12 @@ function gatherFacts() {
     pythonModules: tools.flatMap((t) =>
       (t.module && spawnSync('/usr/bin/python3', ['-c', `import ${t.module}`], { stdio: 'ignore' }).status === 0 ? [t.module] : [])),
     paths: tools.flatMap((t) => (t.path && existsSync(t.path) ? [t.path] : [])),
+    typelibs: tools.flatMap((t) => {
+      if (!t.typelib) return []
+      const [name, version] = t.typelib.split('-')
+      const load = `import gi; gi.require_version(${JSON.stringify(name)}, ${JSON.stringify(version)}); from gi.repository import ${name}`
+      return spawnSync('/usr/bin/python3', ['-c', load], { stdio: 'ignore' }).status === 0 ? [t.typelib] : []
+    }),
     candidates: apt ? candidatesIn(output('apt-cache', ['policy', ...APT_NAMES])) : [],
     apt,
     root: process.getuid?.() === 0,

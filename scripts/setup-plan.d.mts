@@ -15,6 +15,8 @@ export interface Facts {
   pythonModules: string[]
   /** Those of the paths in TEST_TOOLS that exist. */
   paths: string[]
+  /** Those of the GObject typelibs in TEST_TOOLS ("Gtk-4.0") the system's Python loads. */
+  typelibs: string[]
   /** Those of APT_NAMES apt has a candidate for. */
   candidates: string[]
   apt: boolean
@@ -22,11 +24,13 @@ export interface Facts {
   sudo: boolean
 }
 
-/** Something to install when missing: found as a command, a Python module, or a path (a folder or a header a package installs). */
+/** Something to install when missing: found as a command, a Python module, a path (a folder or a header a package installs) or a GObject typelib. */
 export interface Need {
   command?: string
   module?: string
   path?: string
+  /** A GObject introspection library as name-version ("Gtk-4.0"), loaded through PyGObject: its file's path depends on the architecture. */
+  typelib?: string
   /** apt's names for it, preferred first. */
   apt: string[]
   dnf: string

@@ -87,7 +87,12 @@ export const TEST_TOOLS = [
   { command: 'gdbus', apt: ['libglib2.0-bin'], dnf: 'glib2', why: 'the file-manager test turns accessibility on over the session bus' },
   { command: 'import', apt: ['imagemagick'], dnf: 'ImageMagick', why: 'the file-manager test takes screenshots' },
   { module: 'dogtail', apt: ['python3-dogtail'], dnf: 'python3-dogtail', why: 'the file-manager test drives the file managers through AT-SPI' },
-  { module: 'pyatspi', apt: ['python3-pyatspi'], dnf: 'python3-pyatspi', why: 'the file-manager test reads the file managers through AT-SPI' },
+  { module: 'pyatspi', apt: ['python3-pyatspi'], dnf: 'python3-pyatspi', why: 'the file-manager and send dialog tests read them through AT-SPI' },
+  // The send dialog (GTK 4 through PyGObject) is run and driven under Xvfb; Dolphin's service
+  // menus are validated, and the link their Copy link puts on the clipboard is read back.
+  { typelib: 'Gtk-4.0', apt: ['gir1.2-gtk-4.0'], dnf: 'gtk4', why: 'the send dialog test runs the dialog' },
+  { command: 'xclip', apt: ['xclip'], dnf: 'xclip', why: 'the Dolphin test reads the link Copy link put on the clipboard' },
+  { command: 'desktop-file-validate', apt: ['desktop-file-utils'], dnf: 'desktop-file-utils', why: 'the Dolphin test validates the service menus' },
 ]
 
 /**
@@ -175,6 +180,7 @@ export function candidatesIn(text) {
 function present(facts, need) {
   if (need.command) return facts.commands.includes(need.command)
   if (need.path) return facts.paths.includes(need.path)
+  if (need.typelib) return facts.typelibs.includes(need.typelib)
   return facts.pythonModules.includes(need.module ?? '')
 }
 

@@ -24,6 +24,7 @@ function machine(changes: Partial<Facts> = {}): Facts {
     commands: TOOLS.flatMap((t) => (t.command ? [t.command] : [])),
     pythonModules: TOOLS.flatMap((t) => (t.module ? [t.module] : [])),
     paths: TOOLS.flatMap((t) => (t.path ? [t.path] : [])),
+    typelibs: TOOLS.flatMap((t) => (t.typelib ? [t.typelib] : [])),
     candidates: ['libfuse2', 'libfuse3-3'],
     apt: true,
     root: true,
@@ -74,7 +75,7 @@ describe('the FUSE libraries and the mount helper', () => {
   })
 
   it('neither (a fresh Debian 12, as in CI): fuse3 brings the helper; the tests get both libraries side by side', () => {
-    const facts = machine({ libraries: [], helpers: [], fuse3Headers: false, commands: [], pythonModules: [], paths: [] })
+    const facts = machine({ libraries: [], helpers: [], fuse3Headers: false, commands: [], pythonModules: [], paths: [], typelibs: [] })
     const start = planSetup({ ...facts, mode: 'start' })
     expect(names(start)).toEqual(['libfuse3-3', 'libfuse3-dev', 'pkg-config', 'fuse3', 'make', 'g++', 'python3'])
     expectSafe(start)
@@ -82,7 +83,8 @@ describe('the FUSE libraries and the mount helper', () => {
     expect(names(test)).toEqual(['libfuse2', 'libfuse3-3', 'libfuse3-dev', 'pkg-config', 'fuse3', 'make', 'g++', 'python3',
       'rsync', 'sqlite3', 'unzip', 'zip', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dbus', 'python3-dbus', 'python3-gi',
       'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark', 'libnfs-dev',
-      'python3-nautilus', 'nemo-python', 'python3-caja', 'nautilus', 'caja', 'xvfb', 'libglib2.0-bin', 'imagemagick', 'python3-dogtail', 'python3-pyatspi'])
+      'python3-nautilus', 'nemo-python', 'python3-caja', 'nautilus', 'caja', 'xvfb', 'libglib2.0-bin', 'imagemagick', 'python3-dogtail', 'python3-pyatspi',
+      'gir1.2-gtk-4.0', 'xclip', 'desktop-file-utils'])
     expect(test.update).toEqual(['apt-get', 'update', '-qq'])
     expect(test.command?.slice(0, 4)).toEqual(['apt-get', 'install', '-y', '--no-remove'])
     expect(test.exitCode).toBe(0)
@@ -157,7 +159,7 @@ describe('who installs', () => {
     const facts = machine({ commands: ['make', 'g++', 'python3', 'pkg-config', 'sqlite3', 'unzip', 'zip', 'dbus-daemon'] })
     expect(planSetup({ ...facts, mode: 'start' }).install).toEqual([])
     expect(names(planSetup(facts))).toEqual(['rsync', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark',
-      'nautilus', 'caja', 'xvfb', 'libglib2.0-bin', 'imagemagick'])
+      'nautilus', 'caja', 'xvfb', 'libglib2.0-bin', 'imagemagick', 'xclip', 'desktop-file-utils'])
   })
 })
 
@@ -194,6 +196,7 @@ it('no machine gets a plan with fuse or one that may remove a package', () => {
     commands: fc.subarray(TOOLS.flatMap((t) => (t.command ? [t.command] : []))),
     pythonModules: fc.subarray(['dbus', 'gi']),
     paths: fc.subarray(TOOLS.flatMap((t) => (t.path ? [t.path] : []))),
+    typelibs: fc.subarray(['Gtk-4.0']),
     candidates: fc.subarray(APT_NAMES),
     apt: fc.boolean(),
     root: fc.boolean(),
