@@ -7,6 +7,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { run, TS_REGISTER, waitFor } from '../support/mount.js'
+import { withoutQuery } from '../../src/vfs/shown-urls.js'
 import { CLI } from '../mount/harness.js'
 import { state } from '../mount/pinning.js'
 import { bytes, outboxDrained, sentRecords, type User, useSendingMount } from './helpers.js'
@@ -64,14 +65,17 @@ describe('the file-manager extensions on a real mount', () => {
       transferUrl: init.transferurl, transferId: init.transferid, transferKey: init.transferkey, fileName: 'n.bin',
       source: { size: data.length, read: async (a, b) => data.subarray(a, b) },
     })
-    const received = (await world.client.transfers.complete(init.transferid, init.transferkey)).id
+    const completed = await world.client.transfers.complete(init.transferid, init.transferkey)
+    const received = completed.id
     let name: string | undefined
     expect(await waitFor(async () => (name = (await fsp.readdir(path.join(mnt, 'inbox'))).find((n) => n.endsWith(`(${received})`))) !== undefined, 20_000, 500)).toBe(true)
     const folder = path.join(mnt, 'inbox', name!)
     await waitFor(async () => (await world.service.controls.counters()).inFlight === 0, 5000)
     await world.service.controls.resetCounters()
     const online = await seen(folder)
-    expect(online).toMatchObject({ state: 'online', kind: 'online', emblem: 'emblem-web', column: 'Only on the service', menu: ['keep', 'details'], pinnedItself: false })
+    expect(online).toMatchObject({ state: 'online', kind: 'online', emblem: 'emblem-web', column: 'Only on the service', menu: ['keep', 'copy-link', 'open-link', 'details'], pinnedItself: false })
+    // Its page, from the listing that named it (the folder has no link.url).
+    expect(online.link).toBe(withoutQuery(completed.url))
     const file = await seen(path.join(folder, 'n.bin'))
     expect(file).toMatchObject({ kind: 'online', menu: ['keep', 'copy-link', 'open-link', 'details'] })
     expect(file.link).toMatch(/^https:\/\/\S+$/)
@@ -83,9 +87,9 @@ describe('the file-manager extensions on a real mount', () => {
     expect(keep.code, keep.stderr).toBe(0)
     expect(JSON.parse(keep.stdout)).toEqual({ ok: true, text: `Keeping ${name}` })
     expect(await waitFor(async () => (await state(folder)) === 'pinned', 30_000, 250), await state(folder)).toBe(true)
-    expect(await seen(folder)).toMatchObject({ kind: 'pinned', emblem: 'emblem-favorite', column: 'Kept on this computer', menu: ['stop-keeping', 'details'], pinnedItself: true })
+    expect(await seen(folder)).toMatchObject({ kind: 'pinned', emblem: 'emblem-favorite', column: 'Kept on this computer', menu: ['stop-keeping', 'copy-link', 'open-link', 'details'], pinnedItself: true })
     const stop = await run('python3', [READER, 'act', 'stop-keeping', folder], { timeoutMs: 120_000 })
     expect(JSON.parse(stop.stdout)).toEqual({ ok: true, text: `No longer keeping ${name}` })
-    expect(await seen(folder)).toMatchObject({ kind: 'cached', menu: ['keep', 'free', 'details'], pinnedItself: false })
+    expect(await seen(folder)).toMatchObject({ kind: 'cached', menu: ['keep', 'free', 'copy-link', 'open-link', 'details'], pinnedItself: false })
   }, 150_000)
 })

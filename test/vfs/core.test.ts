@@ -97,7 +97,9 @@ describe('attributes', () => {
     await expect(fs.getxattr(photo, 'user.other')).rejects.toMatchObject({ code: 'ENODATA' })
     await expect(fs.getxattr(photo, 'system.posix_acl_access')).rejects.toMatchObject({ code: 'EOPNOTSUPP' })
     await expect(fs.getxattr(photo, 'security.selinux')).rejects.toMatchObject({ code: 'EOPNOTSUPP' })
-    expect(await fs.listxattr('/by-id/x1')).toEqual([])
+    // The transfer's folder: its page, from the listing (the folders below it: nothing).
+    expect(await fs.listxattr('/by-id/x1')).toEqual(['user.xdg.origin.url'])
+    expect((await fs.getxattr('/by-id/x1', 'user.xdg.origin.url')).toString()).toBe('https://transfer.test/d/x1')
   })
 
   it('statfs shows the account storage use and limit', async () => {

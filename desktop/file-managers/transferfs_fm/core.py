@@ -128,7 +128,9 @@ def entry_from(path: str, is_dir: bool, mounts: Sequence[Mount], attribute: Call
     entry = Entry(path, is_dir, mount_point=mount_point, parts=parts)
     entry.state = attribute(STATE_ATTR)
     entry.pinned_itself = attribute(PIN_ATTR) == "1"
-    if not is_dir:
+    # Files carry their transfer's page, and so do transfers' own folders (received ones too,
+    # which have no link.url); the folders inside a transfer carry none.
+    if not is_dir or entry.is_transfer_folder:
         url = attribute(ORIGIN_ATTR)
         entry.origin_url = url if url and is_web_address(url) else None
     return entry
@@ -369,7 +371,7 @@ def outcome(action: str, paths: Sequence[str], code: Optional[int], stderr: str)
 
 
 def link_of(entry: Entry) -> Optional[str]:
-    """The address "Copy link" and "Open in browser" use: a file's transfer address, or a sent transfer's link."""
+    """The address "Copy link" and "Open in browser" use: the transfer's page its file or folder carries, else a sent transfer's link."""
     if entry.origin_url:
         return entry.origin_url
     if entry.has_link_file:

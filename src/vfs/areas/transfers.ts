@@ -320,6 +320,13 @@ export class TransferArea implements Area {
 
   private xattrsOf(node: Node): Map<string, string> {
     const attrs = new Map<string, string>()
+    // A transfer's folder carries its page too, from the listing that named it (never a call
+    // to the service): a file manager's "Copy link" on the folder is then one read.
+    if (node.kind === 'transfer') {
+      const url = transferOf(node)?.url
+      if (url) attrs.set('user.xdg.origin.url', withoutQuery(url))
+      return attrs
+    }
     if (node.kind !== 'file') return attrs
     if (node.file.remote.md5) attrs.set('user.md5', node.file.remote.md5)
     if (node.transfer.url) attrs.set('user.xdg.origin.url', withoutQuery(node.transfer.url))
