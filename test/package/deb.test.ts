@@ -227,14 +227,15 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
       // `npm run package` as whoever builds the .deb themselves runs it: no repository. Beside
       // lintian, which reads the release's package on one core meanwhile.
       const started = Date.now()
-      const [built, linted] = await Promise.all([
-        host(process.execPath, ['packaging/build-deb.mjs', '--out', path.join(work, 'plain')], { cwd: clone, env, timeoutMs: 600_000 }),
-        lint(current.file),
+      const took = <T>(job: Promise<T>): Promise<[T, number]> => job.then((r) => [r, Date.now() - started])
+      const [[built, buildMs], [linted, lintMs]] = await Promise.all([
+        took(host(process.execPath, ['packaging/build-deb.mjs', '--out', path.join(work, 'plain')], { cwd: clone, env, timeoutMs: 600_000 })),
+        took(lint(current.file)),
       ])
       if (built.code !== 0) throw new Error(explain('npm run package (no --repo-url) in a clean copy of the checkout', built))
       plain = built.stdout.trim().split('\n').at(-1)!
       lintian = linted
-      console.log(`deb: npm run package beside lintian took ${seconds(Date.now() - started)}`)
+      console.log(`deb: side by side, npm run package took ${seconds(buildMs)} and lintian ${seconds(lintMs)}`)
     })
   }
 

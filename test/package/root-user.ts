@@ -125,7 +125,8 @@ export async function snapshot(root: DebianRoot, folders: string[], skip: (rel: 
       let what = `${(st.mode & 0o170000).toString(8)} ${(st.mode & 0o7777).toString(8)} ${st.uid}:${st.gid} ${st.size} ${st.mtimeMs}`
       if (st.isFile()) {
         const hash = createHash('sha256')
-        for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
+        // In large reads: the cache folder holds a GiB of chunks.
+        for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer)
         what += ` ${hash.digest('hex')}`
       }
       out.set(rel, what)
