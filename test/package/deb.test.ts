@@ -1,31 +1,37 @@
 // The .deb as a Debian 12 desktop user gets it. Built from a clean copy of the checkout by
 // packaging/build-deb.mjs, it is installed with apt into a clean Debian 12 root (no Node, npm,
 // compiler or git; apt fetches the dependencies from Debian's archive), where a normal user
-// signs in to the local Transfer Service (run from the package's own files), mounts, reads a
-// file byte for byte, sends one through outbox/ and unmounts; the manual renders and the systemd
-// user unit passes `systemd-analyze verify`. Removing and purging the package leaves the
-// user's config, cache and data folders byte for byte as they were (a remove keeps the one
+// signs in to the local Transfer Service (run from the package's own files), mounts, reads the
+// 1 GiB demo file byte for byte, sends one through outbox/ and unmounts; the manual renders and
+// the systemd user unit passes `systemd-analyze verify`. Removing and purging the package leaves
+// the user's config, cache and data folders byte for byte as they were (a remove keeps the one
 // conffile, the apt source). Then as `npm run release` publishes it: a signed apt repository
 // (a test key, served over http://127.0.0.1) that the root adds as the README says; apt
-// verifies it, installs an older build of the same code, which is left with a send it could
-// not finish; the newer version is released into the same repository, apt upgrades to it and
-// the send completes, once. A repository altered after signing is refused. lintian finds no
-// error in the package. Everything is judged from outside the user's processes: apt's and
-// dpkg's word, the root's mount table, the service's own records and MD5s.
+// verifies it and installs an older build of the same code (N), whose mount is left with a send
+// it could not finish and a pin; the newer version (N+1) is released into the same repository
+// and apt upgrades to it under that running mount, which leaves the user's folders as they were
+// and goes on reading until it is mounted again; the next mount runs N+1, completes the send
+// once and keeps the pin without fetching it again. A repository altered after signing is
+// refused. In a clean Debian 13 root the same: from the repository (verified with sqv), on
+// libfuse3.so.4, the 1 GiB read and a send, then the upgrade under a running mount. A build
+// without the repository's URL ships no apt source; lintian finds no error in the package.
+// Everything is judged from outside the user's processes: apt's and dpkg's word, the root's
+// mount table, the daemons' /proc, the service's own records and MD5s.
 import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
-import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { chmod, copyFile, mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises'
 import { gzipSync } from 'node:zlib'
 import os from 'node:os'
 import path from 'node:path'
 import { Agent, request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ServiceAnnouncement } from '../../src/api/types.js'
+import { DEMO_LARGE_FILE_SIZE } from '../../src/emulator/demo-content.js'
 import { withCleanBuild } from '../support/clean-build.js'
 import { removeTree } from '../support/fuse-cleanup.js'
 import { lastCommitEpoch } from '../support/clean-copy.js'
-import { DEBIAN_RELEASES, debianTarball, DebianRoot, missingHostTools, type DebianRelease, type RootRunOptions, type RootRunResult } from './debian-root.js'
+import { DEBIAN_RELEASES, debianTarball, DebianRoot, missingHostTools, type DebianRelease, type RootRunResult } from './debian-root.js'
 import { explain, host, makeReleaseKey, release, startRepositoryServer, stopAgent, type HostRun, type Released, type ReleaseKey, type RepositoryServer } from './apt-repository.js'
+import { mountOwnFile, namespacePid, rootUser, runningImage, snapshot, waitFor, type RootUser, type StatusEntry, type TransferJson } from './root-user.js'
 
 /** What the root gets on top of minbase: `man` (which `systemd-analyze verify` runs too, for Documentation=man:) and systemd-analyze. */
 const INCLUDE = ['man-db', 'systemd']
@@ -36,8 +42,6 @@ const MOUNT = `${HOME}/Transfers`
 const DEBS = '/tmp/debs'
 /** Inside the root: the current .deb unpacked with dpkg-deb, which the local service runs from, untouched by apt. */
 const SERVICE_TREE = '/opt/transferfs-service'
-/** The user's three folders, which removing or purging the package must leave as they are. */
-const USER_FOLDERS = [`${HOME}/.config/transferfs`, `${HOME}/.cache/transferfs`, `${HOME}/.local/share/transferfs`]
 /** What a clean Debian has none of, and the package must not bring: it carries its own Node. */
 const TOOLCHAIN = ['node', 'nodejs', 'npm', 'npx', 'cc', 'gcc', 'c++', 'g++', 'make', 'git']
 
@@ -49,15 +53,6 @@ function skipReason(): string | null {
 const SKIP = skipReason()
 if (SKIP) console.warn(`test/package/deb: skipped: ${SKIP}`)
 
-async function waitFor(cond: () => Promise<boolean>, timeoutMs: number, stepMs = 250): Promise<boolean> {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    if (await cond()) return true
-    if (Date.now() > end) return false
-    await new Promise((r) => setTimeout(r, stepMs))
-  }
-}
-
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
 const md5 = (data: Buffer): string => createHash('md5').update(data).digest('hex')
 
@@ -65,31 +60,14 @@ type Built = Released
 /** What the package ships for apt, and what the repository's root publishes for the first-time steps. */
 const KEYRING = '/usr/share/keyrings/transferfs-archive-keyring.gpg'
 const SOURCES = '/etc/apt/sources.list.d/transferfs.sources'
+/** The FUSE addons the package ships, for Debian 12's libfuse3.so.3 and Debian 13's libfuse3.so.4. */
+const ADDON_SO3 = '/usr/lib/transferfs/prebuilds/linux-x64/libfuse3.so.3.node'
+const ADDON_SO4 = '/usr/lib/transferfs/prebuilds/linux-x64/libfuse3.so.4.node'
 
 interface MailEntry {
   kind: string
   to: string
   transferid: string
-}
-
-interface StatusEntry {
-  name: string
-  state: string
-  transferid: string | null
-  lastError: string | null
-}
-
-interface PinEntry {
-  name: string
-  state: string
-  bytesCached: number
-  bytesTotal: number
-}
-
-interface TransferJson {
-  id: string
-  status?: string
-  files?: Array<{ filename: string; filesize: number; md5: string }>
 }
 
 describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped: ${SKIP})` : ''}`, () => {
@@ -99,6 +77,8 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   let trixie: DebianRoot | undefined
   let current: Built
   let older: Built
+  /** `npm run package` (no --repo-url) in the same clean copy: its .deb, once built, and how long it took. */
+  let plainBuild: Promise<{ built: HostRun; ms: number }> | undefined
   let lintian: HostRun
   let key: ReleaseKey | undefined
   let repo: RepositoryServer | undefined
@@ -107,40 +87,12 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   let repoN1 = ''
   let service: { announcement: ServiceAnnouncement; dispatcher: Agent; log: () => string } | undefined
 
-  const asRoot = (command: string[], opts: RootRunOptions = {}): Promise<RootRunResult> => root!.run(command, { timeoutMs: 300_000, ...opts })
-  const asUser = (command: string[], opts: Omit<RootRunOptions, 'user'> = {}): Promise<RootRunResult> => root!.run(command, { timeoutMs: 120_000, ...opts, user: USER })
-  const transferfs = (...args: string[]): Promise<RootRunResult> => asUser(['transferfs', ...args])
-  /** A shell command line as the user ($1.. are args). */
-  const sh = (script: string, ...args: string[]): Promise<RootRunResult> => asUser(['sh', '-c', script, 'sh', ...args])
-
-  const mountLog = async (): Promise<string> => {
-    const text = await readFile(root!.host(`${HOME}/.local/share/transferfs/mount.log`), 'utf8').catch((e: Error) => `(no mount.log: ${e.message})`)
-    return `\n--- mount.log (end) ---\n${text.slice(-5000)}`
-  }
-  const explainMount = async (what: string, r: RootRunResult): Promise<string> => explain(what, r) + (await mountLog())
-
-  const mounted = async (): Promise<boolean> => (await root!.mounts()).some((m) => m.mountPoint === MOUNT && m.fsType === 'fuse.transferfs')
-  /** The mount daemon of MOUNT, as this machine numbers it. */
-  const daemons = async (): Promise<number[]> => (await root!.processes()).filter((p) => p.cmdline.includes(` mount ${MOUNT}`)).map((p) => p.pid)
-
-  const mountAsUser = async (): Promise<void> => {
-    const r = await sh('mkdir -p "$1" && exec transferfs mount "$1"', MOUNT)
-    expect(r.code, await explainMount('transferfs mount', r)).toBe(0)
-    expect(await mounted(), await explainMount('the root\'s mount table after transferfs mount', r)).toBe(true)
-  }
-  const unmountAsUser = async (): Promise<void> => {
-    const r = await transferfs('unmount', MOUNT)
-    expect(r.code, await explainMount('transferfs unmount', r)).toBe(0)
-    expect(await mounted()).toBe(false)
-    expect(await waitFor(async () => (await daemons()).length === 0, 15_000), `the mount daemon outlived the unmount${await mountLog()}`).toBe(true)
-  }
-
-  const json = async <T>(what: string, r: RootRunResult): Promise<T> => {
-    expect(r.code, explain(what, r)).toBe(0)
-    return JSON.parse(r.stdout) as T
-  }
-  const status = async (): Promise<{ entries: StatusEntry[]; running: boolean; pins?: { entries: PinEntry[] } }> => json('transferfs status --json', await transferfs('status', '--json'))
-  const info = async (id: string): Promise<TransferJson> => json(`transferfs info ${id}`, await transferfs('info', id, '--files', '--json'))
+  const ada = rootUser(() => root!, USER, MOUNT)
+  const { asRoot, asUser, transferfs, sh, mountLog, explainMount, mounted, daemons, json, status, info } = ada
+  const mountAsUser = ada.mount
+  const unmountAsUser = ada.unmount
+  /** The same user on the Debian 13 root, mounting at the same place there. */
+  const ada13 = rootUser(() => trixie!, USER, MOUNT)
 
   /** The service's test controls (docs/local-service.md), from this machine. */
   async function control<T>(method: 'GET' | 'POST' | 'DELETE', route: string, body?: unknown): Promise<T> {
@@ -156,6 +108,90 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     return JSON.parse(text) as T
   }
   const recipientMail = async (to: string): Promise<MailEntry[]> => (await control<MailEntry[]>('GET', '/mail')).filter((m) => m.kind === 'recipient' && m.to === to)
+
+  /** The pins (one): kept in full. */
+  const pinnedAll = async (): Promise<boolean> => {
+    const pins = (await status()).pins?.entries ?? []
+    return pins.length === 1 && pins[0]!.state === 'pinned' && pins[0]!.bytesCached === pins[0]!.bytesTotal
+  }
+
+  /** What a user's folders hold once they have signed in, read and sent (paths in the root; a trailing / is a folder with something in it). */
+  const USER_CONTENT = [`${ada.folders.config}/tokens.json`, `${ada.folders.config}/config.json`, `${ada.folders.cache}/chunks/`, `${ada.folders.data}/sent.jsonl`]
+  /** The snapshot holds each of wants: evidence that comparing it says something. */
+  const expectUserContent = (taken: Map<string, string>, wants: string[]): void => {
+    const names = [...taken.keys()]
+    for (const want of wants.map((w) => w.slice(1))) {
+      expect(names.some((n) => (want.endsWith('/') ? n.startsWith(want) && n !== want.slice(0, -1) : n === want)), `${want} in\n${names.join('\n')}`).toBe(true)
+    }
+  }
+
+  /**
+   * The user's mount lists its folders and a transfer's files, and reads one it has not read
+   * before (a file of a few MiB, not of the transfer skipped: the pinned one) with the service's
+   * MD5. With sealed, the installed /usr/lib/transferfs is closed to the user meanwhile: a mount
+   * that loaded a file of the installation late (after an upgrade, the new version's, into the
+   * old version's code) fails there.
+   */
+  const listsAndReads = async (user: RootUser, opts: { skip?: string; sealed?: boolean } = {}): Promise<void> => {
+    const file = (await user.inboxFiles()).filter((f) => f.id !== opts.skip && f.filesize > 0 && f.filesize < 20 * 1024 * 1024).sort((a, b) => b.filesize - a.filesize)[0]
+    expect(file, 'a file under 20 MiB in the demo inbox').toBeDefined()
+    const want = (await user.info(file!.id)).files?.find((f) => f.filename === file!.filename)?.md5
+    expect(want).toMatch(/^[0-9a-f]{32}$/)
+    const installed = user.host('/usr/lib/transferfs')
+    const mode = (await stat(installed)).mode & 0o7777
+    if (opts.sealed) await chmod(installed, 0o700)
+    try {
+      const ls = await user.sh('ls -1 "$1" && echo --- && ls -1 "$1/by-id/$2" && echo --- && stat -c %s "$1/by-id/$2/$3" && echo --- && md5sum "$1/by-id/$2/$3"', MOUNT, file!.id, file!.filename)
+      expect(ls.code, await user.explainMount('ls, stat and md5sum through the mount', ls)).toBe(0)
+      const [top, transfer, size, sum] = ls.stdout.split('---\n').map((part) => part.trim().split('\n'))
+      expect(top).toEqual(expect.arrayContaining(['by-id', 'outbox', 'sent']))
+      expect(transfer).toContain(file!.filename)
+      expect(size).toEqual([String(file!.filesize)])
+      expect(sum![0]!.split(' ')[0], await user.mountLog()).toBe(want)
+    } finally {
+      if (opts.sealed) await chmod(installed, mode)
+    }
+  }
+
+  /** The user reads the inbox's biggest file, the demo's 1 GiB one, through their mount: md5sum there gives the service's MD5. */
+  const readsTheLargeFile = async (user: RootUser, where: string): Promise<void> => {
+    const biggest = (await user.inboxFiles()).reduce((a, b) => (b.filesize > a.filesize ? b : a))
+    // Many chunks (50 MiB each), so the read goes through fetch, verify and the caches over and over.
+    expect(biggest.filesize).toBe(DEMO_LARGE_FILE_SIZE)
+    const want = (await user.info(biggest.id)).files?.find((f) => f.filename === biggest.filename)?.md5
+    expect(want).toMatch(/^[0-9a-f]{32}$/)
+    const started = Date.now()
+    expect(await user.md5Through(biggest.id, biggest.filename), await user.mountLog()).toBe(want)
+    console.log(`deb: ${where}: read ${(biggest.filesize / 1024 / 1024).toFixed(0)} MiB through the mount in ${seconds(Date.now() - started)}`)
+  }
+
+  /**
+   * The user copies a file of random bytes into outbox/<to>/ of their mount: it moves to sent/,
+   * and the service holds one transfer with the same bytes, mailed to the recipient once.
+   */
+  const sendsOnce = async (user: RootUser, to: string): Promise<void> => {
+    const make = await user.sh('head -c 3000000 /dev/urandom > "$HOME/to-send.bin" && mkdir "$1/outbox/$2" && cp "$HOME/to-send.bin" "$1/outbox/$2/"', MOUNT, to)
+    expect(make.code, await user.explainMount('cp into outbox/', make)).toBe(0)
+    const data = await readFile(user.host(`${user.home}/to-send.bin`))
+
+    let entry: StatusEntry | undefined
+    const done = await waitFor(async () => {
+      entry = (await user.status()).entries.find((e) => e.name === `${to}/to-send.bin`)
+      return entry?.state === 'done' && !!entry.transferid
+    }, 90_000, 500)
+    expect(done, `not sent within 90 s: ${JSON.stringify(entry)}${await user.mountLog()}`).toBe(true)
+    const id = entry!.transferid!
+
+    const sent = await user.info(id)
+    expect(sent.status).toBe('STATUS_COMPLETE')
+    expect(sent.files?.map((f) => ({ name: f.filename, size: f.filesize, md5: f.md5 }))).toEqual([{ name: 'to-send.bin', size: data.length, md5: md5(data) }])
+    expect((await recipientMail(to)).map((m) => m.transferid)).toEqual([id])
+
+    const left = await user.sh('find "$1/outbox" -type f', MOUNT)
+    expect({ code: left.code, files: left.stdout.trim() }).toEqual({ code: 0, files: '' })
+    const sentList = await user.sh('ls -1 "$1/sent"', MOUNT)
+    expect(sentList.stdout.split('\n').filter((n) => n.endsWith(`(${id})`)), explain('ls sent/', sentList)).toHaveLength(1)
+  }
 
   /** Which of TOOLCHAIN the root's PATH (root's, the widest) finds, as "has X" / "no X" lines. */
   const toolchain = async (): Promise<string[]> => {
@@ -174,34 +210,6 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   /** apt install of a built .deb, from the folder holding it, as a user types it. */
   const aptInstall = (deb: Built): Promise<RootRunResult> => asRoot(['apt', 'install', '-y', `./${path.basename(deb.file)}`], { cwd: DEBS })
 
-  /**
-   * Every file, folder and link under the user's folders (as root sees them from outside):
-   * type, mode, owner, size, modification time and, for files, a SHA-256 of the bytes.
-   */
-  async function snapshot(): Promise<Map<string, string>> {
-    const out = new Map<string, string>()
-    const walk = async (dir: string): Promise<void> => {
-      for (const name of (await readdir(dir)).sort()) {
-        const file = path.join(dir, name)
-        const st = await lstat(file)
-        const rel = path.relative(root!.dir, file)
-        let what = `${(st.mode & 0o170000).toString(8)} ${(st.mode & 0o7777).toString(8)} ${st.uid}:${st.gid} ${st.size} ${st.mtimeMs}`
-        if (st.isFile()) {
-          const hash = createHash('sha256')
-          for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
-          what += ` ${hash.digest('hex')}`
-        }
-        out.set(rel, what)
-        if (st.isDirectory()) await walk(file)
-      }
-    }
-    for (const dir of USER_FOLDERS) {
-      out.set(dir.slice(1), (await stat(root!.host(dir)).then((s) => `folder ${(s.mode & 0o7777).toString(8)}`, () => 'missing')))
-      if (out.get(dir.slice(1)) !== 'missing') await walk(root!.host(dir))
-    }
-    return out
-  }
-
   async function buildDebs(): Promise<void> {
     key = await makeReleaseKey(path.join(work, 'gnupg'))
     repoN = path.join(work, 'repo-n')
@@ -217,10 +225,21 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
       if (copied.code !== 0) throw new Error(explain('cp -a', copied))
       current = await release(clone, key!, repoN1, repo!.url, version, env)
     })
-    // lintian leaves files in its temporary folder: this run's own, removed with it.
+    // `npm run package` as whoever builds the .deb themselves runs it: no repository. Judged by
+    // a test of its own, it runs beside lintian and the tests before that one.
+    const started = Date.now()
+    plainBuild = withCleanBuild((clone) => host(process.execPath, ['packaging/build-deb.mjs', '--out', path.join(work, 'plain')], { cwd: clone, env, timeoutMs: 600_000 }))
+      .then((built) => ({ built, ms: Date.now() - started }))
+    plainBuild.catch(() => {})
+    lintian = await lint(current.file)
+    console.log(`deb: lintian took ${seconds(Date.now() - started)}, npm run package beside it`)
+  }
+
+  /** lintian on a package; it leaves files in its temporary folder: this run's own, removed with it. */
+  async function lint(file: string): Promise<HostRun> {
     const lintianTmp = path.join(work, 'lintian-tmp')
     await mkdir(lintianTmp)
-    lintian = await host('lintian', [current.file], { timeoutMs: 300_000, env: { TMPDIR: lintianTmp } })
+    return host('lintian', [file], { timeoutMs: 300_000, env: { TMPDIR: lintianTmp } })
   }
 
   /** A clean root of release with the user added, its package lists refreshed. */
@@ -288,6 +307,8 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   }, 900_000)
 
   afterAll(async () => {
+    // It writes into the work folder.
+    await plainBuild?.catch(() => {})
     await trixie?.close()
     await root?.close()
     await repo?.close()
@@ -360,46 +381,14 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     ].join('\n'))
   }, 400_000)
 
-  it('reads the biggest file of the inbox byte for byte (md5sum in the root = the service\'s MD5)', async () => {
+  it('reads the 1 GiB demo file byte for byte (md5sum in the root = the service\'s MD5)', async () => {
     expect(await mounted(), 'no mount (an earlier test failed)').toBe(true)
-    const inbox = await json<TransferJson[]>('transferfs inbox --json', await transferfs('inbox', '--json'))
-    const biggest = inbox.flatMap((t) => (t.files ?? []).map((f) => ({ id: t.id, ...f }))).reduce((a, b) => (b.filesize > a.filesize ? b : a))
-    // Several chunks (50 MiB each), so the read goes through fetch, verify and the caches more than once.
-    expect(biggest.filesize).toBeGreaterThan(200 * 1024 * 1024)
-    const details = await info(biggest.id)
-    const file = details.files?.find((f) => f.filename === biggest.filename)
-    expect(file?.md5).toMatch(/^[0-9a-f]{32}$/)
-    const started = Date.now()
-    const sum = await asUser(['md5sum', `${MOUNT}/by-id/${biggest.id}/${biggest.filename}`], { timeoutMs: 240_000 })
-    expect(sum.code, await explainMount('md5sum through the mount', sum)).toBe(0)
-    expect(sum.stdout.split(' ')[0], await mountLog()).toBe(file!.md5)
-    console.log(`deb: read ${(biggest.filesize / 1024 / 1024).toFixed(0)} MiB through the mount in ${seconds(Date.now() - started)}`)
+    await readsTheLargeFile(ada, 'Debian 12')
   }, 300_000)
 
   it('sends a file copied into outbox/: it moves to sent/, and the service holds it with the same bytes', async () => {
     expect(await mounted(), 'no mount (an earlier test failed)').toBe(true)
-    const to = `deb-send-${process.pid}@example.com`
-    const make = await sh('head -c 3000000 /dev/urandom > "$HOME/to-send.bin" && mkdir "$1/outbox/$2" && cp "$HOME/to-send.bin" "$1/outbox/$2/"', MOUNT, to)
-    expect(make.code, await explainMount('cp into outbox/', make)).toBe(0)
-    const data = await readFile(root!.host(`${HOME}/to-send.bin`))
-
-    let entry: StatusEntry | undefined
-    const done = await waitFor(async () => {
-      entry = (await status()).entries.find((e) => e.name === `${to}/to-send.bin`)
-      return entry?.state === 'done' && !!entry.transferid
-    }, 90_000, 500)
-    expect(done, `not sent within 90 s: ${JSON.stringify(entry)}${await mountLog()}`).toBe(true)
-    const id = entry!.transferid!
-
-    const sent = await info(id)
-    expect(sent.status).toBe('STATUS_COMPLETE')
-    expect(sent.files?.map((f) => ({ name: f.filename, size: f.filesize, md5: f.md5 }))).toEqual([{ name: 'to-send.bin', size: data.length, md5: md5(data) }])
-    expect((await recipientMail(to)).map((m) => m.transferid)).toEqual([id])
-
-    const left = await sh('find "$1/outbox" -type f', MOUNT)
-    expect({ code: left.code, files: left.stdout.trim() }).toEqual({ code: 0, files: '' })
-    const sentList = await sh('ls -1 "$1/sent"', MOUNT)
-    expect(sentList.stdout.split('\n').filter((n) => n.endsWith(`(${id})`)), explain('ls sent/', sentList)).toHaveLength(1)
+    await sendsOnce(ada, `deb-send-${process.pid}@example.com`)
   }, 180_000)
 
   it('`transferfs unmount` ends the mount and its daemon', async () => {
@@ -454,12 +443,8 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
    */
   async function removesOnlyThePackage(action: 'remove' | 'purge'): Promise<void> {
     expect(await mounted()).toBe(false)
-    const before = await snapshot()
-    const names = [...before.keys()]
-    const home = HOME.slice(1)
-    for (const want of [`${home}/.config/transferfs/tokens.json`, `${home}/.config/transferfs/config.json`, `${home}/.cache/transferfs/chunks/`, `${home}/.local/share/transferfs/sent.jsonl`]) {
-      expect(names.some((n) => (want.endsWith('/') ? n.startsWith(want) && n !== want.slice(0, -1) : n === want)), `${want} in\n${names.join('\n')}`).toBe(true)
-    }
+    const before = await snapshot(root!, Object.values(ada.folders))
+    expectUserContent(before, USER_CONTENT)
     const r = await asRoot(['apt', action, '-y', 'transferfs'])
     expect(r.code, explain(`apt ${action}`, r)).toBe(0)
     expect(r.stdout).toMatch(/^Removing transferfs \(/m)
@@ -468,7 +453,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     expect(await dpkgStatus('transferfs')).toBe(action === 'remove' ? 'deinstall ok config-files' : '')
     const left = await asRoot(['sh', '-c', `ls -d /usr/bin/transferfs /usr/lib/transferfs /sbin/mount.transferfs /usr/lib/systemd/user/transferfs@.service /usr/share/doc/transferfs ${KEYRING} ${SOURCES} 2>/dev/null; true`])
     expect(left.stdout).toBe(action === 'remove' ? `${SOURCES}\n` : '')
-    expect(await snapshot()).toEqual(before)
+    expect(await snapshot(root!, Object.values(ada.folders))).toEqual(before)
   }
 
   it('apt remove leaves the user\'s config, cache and data folders byte for byte', async () => {
@@ -476,8 +461,8 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   }, 120_000)
 
   /** apt-get update: exit 0, the repository's InRelease fetched and verified, no warning. */
-  const aptUpdate = async (): Promise<void> => {
-    const update = await asRoot(['apt-get', 'update'])
+  const aptUpdate = async (user: RootUser): Promise<void> => {
+    const update = await user.asRoot(['apt-get', 'update'])
     expect(update.code, explain('apt-get update', update)).toBe(0)
     expect(update.stdout).toContain(`${repo!.url.replace(/\/$/, '')} stable InRelease`)
     expect(`${update.stdout}\n${update.stderr}`).not.toMatch(/^(W|E|Err):/m)
@@ -491,7 +476,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
       const got = await asRoot(['/usr/lib/apt/apt-helper', 'download-file', `${repo!.url}${name}`, dest])
       expect(got.code, explain(`apt-helper download-file ${name}`, got)).toBe(0)
     }
-    await aptUpdate()
+    await aptUpdate(ada)
     const policy = await asRoot(['apt-cache', 'policy', 'transferfs'])
     expect(policy.stdout, explain('apt-cache policy', policy)).toMatch(new RegExp(`Candidate: ${older.version.replace(/[.~+]/g, '\\$&')}\n`))
     const install = await asRoot(['apt', 'install', '-y', 'transferfs'])
@@ -503,7 +488,13 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     expect((await transferfs('--version')).stdout.trim()).toBe(older.version)
   }, 300_000)
 
-  it('N left a send unfinished and a pin fetched; N+1 released into the same repository: apt update and upgrade install it, the send completes once, the pin stays with nothing fetched again', async () => {
+  /** What the upgrade under a running mount (Debian 12) leaves for the test after it to judge. */
+  let held: { to: string; id: string; data: Buffer } | undefined
+  let pinned: { id: string; filename: string; md5: string } | undefined
+  /** The mount daemon N started, as this machine numbers it. */
+  let daemonN: number | undefined
+
+  it('N, mounted, leaves a send unfinished and a pin fetched; N+1 released into the same repository: apt upgrade installs it under the running mount and leaves the user\'s config, cache and data folders as they were', async () => {
     expect(await dpkgStatus('transferfs'), 'not installed from the repository (an earlier test failed)').toBe('install ok installed')
     // The session survived the removal, so no new login.
     // Every upload of file bytes is refused: the transfer is created, its file cannot be sent.
@@ -522,7 +513,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
       return !!entry?.transferid && (counters.routes.savefile ?? 0) >= 1
     }, 60_000, 500)
     expect(refused, `the send did not start: ${JSON.stringify(entry)}${await mountLog()}`).toBe(true)
-    const heldId = entry!.transferid!
+    held = { to, id: entry!.transferid!, data }
 
     // A pin, fetched in full by N: the smallest transfer of the inbox that has bytes.
     const inbox = await json<TransferJson[]>('transferfs inbox --json', await transferfs('inbox', '--json'))
@@ -531,30 +522,58 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     const pinnedFile = (await info(smallest!.id)).files!.find((f) => f.filesize > 0)!
     const pin = await transferfs('pin', `${MOUNT}/by-id/${smallest!.id}`)
     expect(pin.code, await explainMount('transferfs pin', pin)).toBe(0)
-    const pinnedAll = async (): Promise<boolean> => {
-      const pins = (await status()).pins?.entries ?? []
-      return pins.length === 1 && pins[0]!.state === 'pinned' && pins[0]!.bytesCached === pins[0]!.bytesTotal
-    }
     expect(await waitFor(pinnedAll, 90_000, 500), `the pin was not fetched within 90 s: ${JSON.stringify((await status()).pins)}${await mountLog()}`).toBe(true)
-    await unmountAsUser()
-    // Left unsent: not done, nothing mailed, the bytes kept in the data folder.
-    expect((await status()).entries.find((e) => e.name === `${to}/held.bin`)?.state).not.toBe('done')
+    pinned = { id: smallest!.id, filename: pinnedFile.filename, md5: pinnedFile.md5 }
     expect(await recipientMail(to)).toEqual([])
 
+    const running = await daemons()
+    expect(running, 'one mount daemon').toHaveLength(1)
+    daemonN = running[0]!
+    expect(await runningImage(root!, daemonN)).toEqual({ runtime: 'installed', addons: { [ADDON_SO3]: 'installed' } })
+
     repo!.serve(repoN1)
-    await aptUpdate()
+    await aptUpdate(ada)
     const upgradable = await asRoot(['apt', 'list', '--upgradable'])
     expect(upgradable.stdout, explain('apt list --upgradable', upgradable)).toContain(`transferfs/stable ${current.version} amd64 [upgradable from: ${older.version}]`)
+    // The user's folders just before and just after the upgrade, the mount running: the same,
+    // file by file, but for what the mount itself writes as it runs, judged apart below.
+    const ownFile = mountOwnFile(ada.folders.data)
+    const before = await snapshot(root!, Object.values(ada.folders), ownFile)
+    expectUserContent(before, [...USER_CONTENT, `${ada.folders.data}/journal/`, `${ada.folders.data}/outbox/${to}/held.bin`, `${ada.folders.data}/pins.json`])
+    const logBefore = await readFile(root!.host(ada.mountLogFile))
     // What `apt upgrade` does for it, without the root's other packages (Debian's updates since its tarball was made).
     const upgrade = await asRoot(['apt-get', 'install', '--only-upgrade', '-y', 'transferfs'])
+    const after = await snapshot(root!, Object.values(ada.folders), ownFile)
     expect(upgrade.code, explain('apt-get install --only-upgrade transferfs', upgrade)).toBe(0)
     expect(upgrade.stdout).toContain(`Unpacking transferfs (${current.version}) over (${older.version})`)
     expect(`${upgrade.stdout}\n${upgrade.stderr}`).not.toMatch(/Configuration file/)
+    expect(after).toEqual(before)
+    // The mount's own files: its log only grew, and the status file is still the one its daemon writes.
+    const logAfter = await readFile(root!.host(ada.mountLogFile))
+    expect(logAfter.subarray(0, logBefore.length).equals(logBefore), `${ada.mountLogFile} was rewritten, not appended to`).toBe(true)
+    const written = JSON.parse(await readFile(root!.host(ada.statusFile), 'utf8')) as { pid?: number; running?: boolean }
+    expect({ pid: written.pid, running: written.running }).toEqual({ pid: await namespacePid(daemonN), running: true })
     expect((await transferfs('--version')).stdout.trim()).toBe(current.version)
+  }, 400_000)
+
+  it('the mount N made goes on under N+1 (a listing, a read with the service\'s MD5) until it is mounted again; the next mount runs N+1: the send completes once, the pin stays with nothing fetched again', async () => {
+    expect(held && pinned && daemonN, 'no upgrade under a running mount (the test before failed)').toBeTruthy()
+    const { to, id: heldId, data } = held!
+    // Still N's daemon, running N's runtime and addon, which dpkg has replaced under it.
+    expect(await mounted(), `N's mount is gone after the upgrade${await mountLog()}`).toBe(true)
+    expect(await daemons()).toEqual([daemonN])
+    expect(await runningImage(root!, daemonN!)).toEqual({ runtime: 'replaced', addons: { [ADDON_SO3]: 'replaced' } })
+    await listsAndReads(ada, { skip: pinned!.id, sealed: true })
+    // Uploads are still refused: N has not sent it either.
+    expect(await recipientMail(to)).toEqual([])
+    await unmountAsUser()
 
     await control('DELETE', '/faults')
     await control('POST', '/counters/reset')
     await mountAsUser()
+    const [daemon] = await daemons()
+    expect(daemon).not.toBe(daemonN)
+    expect(await runningImage(root!, daemon!)).toEqual({ runtime: 'installed', addons: { [ADDON_SO3]: 'installed' } })
     const mailed = await waitFor(async () => (await recipientMail(to)).length > 0, 90_000, 500)
     expect(mailed, `not sent within 90 s of the upgrade's mount: ${JSON.stringify((await status()).entries)}${await mountLog()}`).toBe(true)
     expect(await waitFor(async () => (await status()).entries.find((e) => e.name === `${to}/held.bin`)?.state === 'done', 30_000, 500), await mountLog()).toBe(true)
@@ -570,9 +589,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
 
     // N's pin is N+1's: still kept in full, and its file reads right without a byte fetched since the upgrade.
     expect(await pinnedAll(), `the pin after the upgrade: ${JSON.stringify((await status()).pins)}`).toBe(true)
-    const sum = await asUser(['md5sum', `${MOUNT}/by-id/${smallest!.id}/${pinnedFile.filename}`])
-    expect(sum.code, await explainMount('md5sum of the pinned file', sum)).toBe(0)
-    expect(sum.stdout.split(' ')[0]).toBe(pinnedFile.md5)
+    expect(await ada.md5Through(pinned!.id, pinned!.filename)).toBe(pinned!.md5)
     const counters = await control<{ bytesServed: number; routes: Record<string, number> }>('GET', '/counters')
     expect({ bytesServed: counters.bytesServed, downloads: counters.routes.download ?? 0 }).toEqual({ bytesServed: 0, downloads: 0 })
     await unmountAsUser()
@@ -647,6 +664,27 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     expect((await host('dpkg-deb', ['--info', current.file, 'conffiles'])).stdout).toBe(`${SOURCES}\n`)
   })
 
+  it('a build without --repo-url (`npm run package`) ships neither the repository\'s key nor its source, and has no conffile', async () => {
+    const waited = Date.now()
+    const { built, ms } = await plainBuild!
+    console.log(`deb: npm run package took ${seconds(ms)} (this test waited ${seconds(Date.now() - waited)} for it)`)
+    expect(built.code, explain('npm run package (no --repo-url) in a clean copy of the checkout', built)).toBe(0)
+    const plain = built.stdout.trim().split('\n').at(-1)!
+    expect(path.basename(plain)).toBe(`transferfs_${current.version}_amd64.deb`)
+    const listing = await host('dpkg-deb', ['--contents', plain])
+    expect(listing.code, explain('dpkg-deb --contents', listing)).toBe(0)
+    const files = listing.stdout.split('\n').filter(Boolean).map((l) => l.replace(/^.* \.\//, '/').replace(/ -> .*$/, ''))
+    expect(files).toContain('/usr/bin/transferfs')
+    expect(files.filter((f) => f.startsWith('/etc/') || f.startsWith('/usr/share/keyrings/'))).toEqual([])
+    // Its control part has no conffiles (the release build's one is its apt source, checked above), and no maintainer scripts.
+    const control = await host('dpkg-deb', ['--info', plain])
+    expect(control.stdout.match(/^ +\d+ bytes, +\d+ lines +\S+/gm)?.map((l) => l.trim().split(/ +/).at(-1)).sort()).toEqual(['control', 'md5sums'])
+    // Nor the lintian override that only the source needs.
+    const overrides = await host('sh', ['-c', 'dpkg-deb --fsys-tarfile "$1" | tar -xOf - ./usr/share/lintian/overrides/transferfs', 'sh', plain])
+    expect(overrides.code, explain('the lintian overrides', overrides)).toBe(0)
+    expect(overrides.stdout).not.toContain('package-installs-apt-sources')
+  })
+
   it('ships the repository\'s key and a deb822 source naming it, the same bytes the repository\'s root publishes; the key has no SHA-1 signature', async () => {
     const unpacked = path.join(work, 'unpacked')
     const x = await host('dpkg-deb', ['-x', current.file, unpacked])
@@ -702,27 +740,40 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     expect(await stat(out).then(() => 'made', () => 'none')).toBe('none')
     console.log(`deb: the release's three refusals took ${seconds(Date.now() - started)}`)
   }, 120_000)
-  it('Debian 13: from the same repository (apt verifies it with sqv), apt install transferfs; a normal user mounts on libfuse3.so.4 with its addon and reads a file right', async () => {
+  /** The mount daemon N started on Debian 13, as this machine numbers it. */
+  let daemon13N: number | undefined
+  /** ms: Debian 13's apt install of N, and then sign-in and mount. */
+  let install13Ms = 0
+  let mounted13Ms = 0
+
+  /** On Debian 13 the daemon maps the libfuse3.so.4 addon, none other, and the system's libfuse 3, whose soname is libfuse3.so.4. */
+  const runsOnLibfuse3so4 = async (pid: number, image: 'installed' | 'replaced'): Promise<void> => {
+    expect(await runningImage(trixie!, pid)).toEqual({ runtime: image, addons: { [ADDON_SO4]: image } })
+    // 3.17 keeps the file name libfuse3.so.3.17.x; its soname says libfuse3.so.4.
+    const maps = await readFile(`/proc/${pid}/maps`, 'utf8')
+    const libraries = [...new Set([...maps.matchAll(/(\/usr\/lib\/x86_64-linux-gnu\/libfuse3?\.so\.[\d.]+)$/gm)].map((m) => m[1]!))]
+    expect(libraries).toHaveLength(1)
+    const elf = await host('readelf', ['-d', trixie!.host(libraries[0]!)])
+    expect(elf.stdout, explain(`readelf -d ${libraries[0]}`, elf)).toContain('Library soname: [libfuse3.so.4]')
+  }
+
+  it('Debian 13: from the same repository (apt verifies it with sqv), apt install transferfs installs N; a normal user mounts on libfuse3.so.4 with its addon, reads the 1 GiB demo file right and sends once', async () => {
     const t = trixie!
-    const asT = (command: string[], opts: RootRunOptions = {}): Promise<RootRunResult> => t.run(command, { timeoutMs: 300_000, ...opts })
-    const asTUser = (command: string[], opts: Omit<RootRunOptions, 'user'> = {}): Promise<RootRunResult> => t.run(command, { timeoutMs: 120_000, ...opts, user: USER })
+    const asT = ada13.asRoot
     expect(await readFile(t.host('/etc/debian_version'), 'utf8')).toMatch(/^13\./)
     // Debian 13's apt checks signatures with sqv, which refuses SHA-1 self-signatures; gpgv is not there to fall back on.
     expect((await asT(['sh', '-c', 'command -v sqv; command -v gpgv; true'])).stdout).toBe('/usr/bin/sqv\n')
-    repo!.serve(repoN1)
+    repo!.serve(repoN)
     for (const [name, dest] of [[path.basename(KEYRING), KEYRING], [path.basename(SOURCES), SOURCES]] as const) {
       const got = await asT(['/usr/lib/apt/apt-helper', 'download-file', `${repo!.url}${name}`, dest])
       expect(got.code, explain(`apt-helper download-file ${name}`, got)).toBe(0)
     }
-    const update = await asT(['apt-get', 'update'])
-    expect(update.code, explain('apt-get update (Debian 13)', update)).toBe(0)
-    expect(update.stdout).toContain(`${repo!.url.replace(/\/$/, '')} stable InRelease`)
-    expect(`${update.stdout}\n${update.stderr}`).not.toMatch(/^(W|E|Err):/m)
+    await aptUpdate(ada13)
     const installStarted = Date.now()
     const install = await asT(['apt', 'install', '-y', 'transferfs'])
-    const installMs = Date.now() - installStarted
+    install13Ms = Date.now() - installStarted
     expect(install.code, explain('apt install transferfs (Debian 13)', install)).toBe(0)
-    expect(install.stdout).toContain(`Unpacking transferfs (${current.version})`)
+    expect(install.stdout).toContain(`Unpacking transferfs (${older.version})`)
     expect((await asT(['dpkg-query', '-W', '-f=${Status}', 'libfuse3-4'])).stdout).toBe('install ok installed')
 
     // Signed in to the service the Debian 12 root runs (the same machine's network), trusting its CA.
@@ -731,42 +782,48 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     await chmod(t.host('/tmp/service-ca.pem'), 0o644)
     const signInStarted = Date.now()
     for (const [k, v] of [['apiUrl', baseUrl], ['apiKey', apiKey], ['ca', '/tmp/service-ca.pem']] as const) {
-      const set = await asTUser(['transferfs', 'config', 'set', k, v])
+      const set = await ada13.transferfs('config', 'set', k, v)
       expect(set.code, explain(`transferfs config set ${k} (Debian 13)`, set)).toBe(0)
     }
-    const login = await asTUser(['transferfs', 'login', '--email', user.email, '--password-stdin'], { input: `${user.password}\n` })
+    const login = await ada13.asUser(['transferfs', 'login', '--email', user.email, '--password-stdin'], { input: `${user.password}\n` })
     expect(login.code, explain('transferfs login (Debian 13)', login)).toBe(0)
     // fusermount3 3.17 unmounts through /etc/mtab, which an installed Debian 13 has (systemd-tmpfiles
     // links it to /proc/self/mounts at boot) and a root that never booted lacks.
     const mtab = await asT(['sh', '-c', '[ -e /etc/mtab ] || ln -s ../proc/self/mounts /etc/mtab'])
     expect(mtab.code, explain('/etc/mtab', mtab)).toBe(0)
-    const mount = await asTUser(['sh', '-c', 'mkdir -p "$1" && exec transferfs mount "$1"', 'sh', MOUNT])
-    expect(mount.code, explain('transferfs mount (Debian 13)', mount)).toBe(0)
-    const mountedMs = Date.now() - signInStarted
-    expect((await t.mounts()).some((m) => m.mountPoint === MOUNT && m.fsType === 'fuse.transferfs')).toBe(true)
-    const [daemon] = (await t.processes()).filter((p) => p.cmdline.includes(` mount ${MOUNT}`)).map((p) => p.pid)
-    expect(daemon, 'no mount daemon in the Debian 13 root').toBeDefined()
-    const maps = await readFile(`/proc/${daemon}/maps`, 'utf8')
-    expect(maps).toMatch(/\/prebuilds\/linux-x64\/libfuse3\.so\.4\.node$/m)
-    expect(maps).not.toMatch(/\/prebuilds\/linux-x64\/libfuse(3\.so\.3|\.so\.2)\.node$/m)
-    // The system's libfuse 3 the daemon mapped: 3.17 keeps the file name libfuse3.so.3.17.x, its soname says libfuse3.so.4.
-    const libraries = [...new Set([...maps.matchAll(/(\/usr\/lib\/x86_64-linux-gnu\/libfuse3?\.so\.[\d.]+)$/gm)].map((m) => m[1]!))]
-    expect(libraries).toHaveLength(1)
-    const elf = await host('readelf', ['-d', t.host(libraries[0]!)])
-    expect(elf.stdout, explain(`readelf -d ${libraries[0]}`, elf)).toContain('Library soname: [libfuse3.so.4]')
+    await ada13.mount()
+    mounted13Ms = Date.now() - signInStarted
+    const running = await ada13.daemons()
+    expect(running, 'one mount daemon in the Debian 13 root').toHaveLength(1)
+    daemon13N = running[0]!
+    await runsOnLibfuse3so4(daemon13N, 'installed')
 
-    // A file of a few MiB, read through the mount: the service's MD5.
-    const inbox = JSON.parse((await asTUser(['transferfs', 'inbox', '--json'])).stdout) as TransferJson[]
-    const small = inbox.flatMap((x) => (x.files ?? []).map((f) => ({ id: x.id, ...f }))).filter((f) => f.filesize > 0 && f.filesize < 20 * 1024 * 1024).sort((a, b) => b.filesize - a.filesize)[0]
-    expect(small, 'a file under 20 MiB in the demo inbox').toBeDefined()
-    const details = JSON.parse((await asTUser(['transferfs', 'info', small!.id, '--files', '--json'])).stdout) as TransferJson
-    const sum = await asTUser(['md5sum', `${MOUNT}/by-id/${small!.id}/${small!.filename}`])
-    expect(sum.code, explain('md5sum through the mount (Debian 13)', sum)).toBe(0)
-    expect(sum.stdout.split(' ')[0]).toBe(details.files?.find((f) => f.filename === small!.filename)?.md5)
+    await readsTheLargeFile(ada13, 'Debian 13')
+    await sendsOnce(ada13, `deb13-send-${process.pid}@example.com`)
+  }, 600_000)
 
-    const unmount = await asTUser(['transferfs', 'unmount', MOUNT])
-    expect(unmount.code, explain('transferfs unmount (Debian 13)', unmount)).toBe(0)
-    expect((await t.mounts()).some((m) => m.mountPoint === MOUNT)).toBe(false)
-    console.log(`deb: Debian 13: apt install → mounted: ${seconds(installMs + mountedMs)} (apt install ${seconds(installMs)}, then config set × 3 + login + mount ${seconds(mountedMs)})`)
+  it('Debian 13: N+1 released: apt upgrade installs it under the running mount, which lists and reads right until it is mounted again; the next mount runs N+1, on libfuse3.so.4', async () => {
+    expect(daemon13N, 'no Debian 13 mount of N (the test before failed)').toBeDefined()
+    repo!.serve(repoN1)
+    await aptUpdate(ada13)
+    const upgrade = await ada13.asRoot(['apt-get', 'install', '--only-upgrade', '-y', 'transferfs'])
+    expect(upgrade.code, explain('apt-get install --only-upgrade transferfs (Debian 13)', upgrade)).toBe(0)
+    expect(upgrade.stdout).toContain(`Unpacking transferfs (${current.version}) over (${older.version})`)
+    expect(`${upgrade.stdout}\n${upgrade.stderr}`).not.toMatch(/Configuration file/)
+    expect((await ada13.transferfs('--version')).stdout.trim()).toBe(current.version)
+
+    // N's daemon, on the files dpkg replaced under it, goes on.
+    expect(await ada13.mounted(), `N's mount is gone after the upgrade${await ada13.mountLog()}`).toBe(true)
+    expect(await ada13.daemons()).toEqual([daemon13N])
+    await runsOnLibfuse3so4(daemon13N!, 'replaced')
+    await listsAndReads(ada13, { sealed: true })
+    await ada13.unmount()
+
+    await ada13.mount()
+    const [daemon] = await ada13.daemons()
+    expect(daemon).not.toBe(daemon13N)
+    await runsOnLibfuse3so4(daemon!, 'installed')
+    await ada13.unmount()
+    console.log(`deb: Debian 13: apt install → mounted: ${seconds(install13Ms + mounted13Ms)} (apt install ${seconds(install13Ms)}, then config set × 3 + login + mount ${seconds(mounted13Ms)})`)
   }, 400_000)
 })
