@@ -13,6 +13,10 @@ export interface Facts {
   commands: string[]
   /** Those of the modules in TEST_TOOLS the system's Python imports. */
   pythonModules: string[]
+  /** Those of the files in ARM64_TOOLS that exist. */
+  files: string[]
+  /** The architectures besides its own that dpkg knows (`dpkg --print-foreign-architectures`). */
+  foreignArchitectures: string[]
   /** Those of APT_NAMES apt has a candidate for. */
   candidates: string[]
   apt: boolean
@@ -20,10 +24,11 @@ export interface Facts {
   sudo: boolean
 }
 
-/** Something to install when missing: found as a command or a Python module. */
+/** Something to install when missing: found as a command, a Python module or a file. */
 export interface Need {
   command?: string
   module?: string
+  file?: string
   /** apt's names for it, preferred first. */
   apt: string[]
   dnf: string
@@ -35,6 +40,8 @@ export interface Plan {
   install: { name: string; why: string }[]
   /** To print first, in order. */
   messages: string[]
+  /** To run before `update` (`dpkg --add-architecture`, for the packages named "name:arch"); null when none. */
+  addArchitectures: string[][] | null
   /** To run before `command` (fresh lists may name the packages differently: plan again after it). */
   update: string[] | null
   /** The apt-get install to run; null when there is nothing to run. */
@@ -50,6 +57,7 @@ export const APT_NAMES: string[]
 export const BUILD_TOOLS: Need[]
 export const PKG_CONFIG: Need
 export const TEST_TOOLS: Need[]
+export const ARM64_TOOLS: Need[]
 export function planSetup(facts: Facts): Plan
 export function librariesIn(ldconfigOutput: string): string[]
 export function candidatesIn(aptCachePolicyOutput: string): string[]

@@ -7,11 +7,11 @@ import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
-  APT_NAMES, BUILD_TOOLS, HELPERS, PKG_CONFIG, SONAMES, TEST_TOOLS, candidatesIn, librariesIn, planSetup, type Facts, type Plan,
+  APT_NAMES, ARM64_TOOLS, BUILD_TOOLS, HELPERS, PKG_CONFIG, SONAMES, TEST_TOOLS, candidatesIn, librariesIn, planSetup, type Facts, type Plan,
 } from '../../scripts/setup-plan.mjs'
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const TOOLS = [...BUILD_TOOLS, PKG_CONFIG, ...TEST_TOOLS]
+const TOOLS = [...BUILD_TOOLS, PKG_CONFIG, ...TEST_TOOLS, ...ARM64_TOOLS]
 const SETUID_FUSERMOUNT3 = { path: '/usr/bin/fusermount3', setuid: true }
 
 /** A Debian 12 desktop with everything: both libraries, fuse3's helper, headers, tools; root. */
@@ -23,6 +23,8 @@ function machine(changes: Partial<Facts> = {}): Facts {
     fuse3Headers: true,
     commands: TOOLS.flatMap((t) => (t.command ? [t.command] : [])),
     pythonModules: TOOLS.flatMap((t) => (t.module ? [t.module] : [])),
+    files: TOOLS.flatMap((t) => (t.file ? [t.file] : [])),
+    foreignArchitectures: ['arm64'],
     candidates: ['libfuse2', 'libfuse3-3'],
     apt: true,
     root: true,
@@ -42,6 +44,9 @@ function expectSafe(plan: Plan) {
     expect(plan.command.slice(apt + 4)).toEqual(names(plan))
     expect(plan.update?.slice(-3)).toEqual(['apt-get', 'update', '-qq'])
   }
+  // A package of another architecture only with that architecture added first; nothing else is.
+  for (const command of plan.addArchitectures ?? []) expect(command.slice(-3, -1)).toEqual(['dpkg', '--add-architecture'])
+  if (!plan.command) expect(plan.addArchitectures).toBeNull()
 }
 
 describe('the FUSE libraries and the mount helper', () => {
@@ -68,19 +73,23 @@ describe('the FUSE libraries and the mount helper', () => {
 
   it('both libraries, the headers and a helper: nothing to install, nothing to say', () => {
     for (const mode of ['start', 'test'] as const) {
-      expect(planSetup(machine({ mode }))).toEqual({ install: [], messages: [], update: null, command: null, exitCode: 0 })
+      expect(planSetup(machine({ mode }))).toEqual({ install: [], messages: [], addArchitectures: null, update: null, command: null, exitCode: 0 })
     }
   })
 
   it('neither (a fresh Debian 12, as in CI): fuse3 brings the helper; the tests get both libraries side by side', () => {
-    const facts = machine({ libraries: [], helpers: [], fuse3Headers: false, commands: [], pythonModules: [] })
+    const facts = machine({ libraries: [], helpers: [], fuse3Headers: false, commands: [], pythonModules: [], files: [], foreignArchitectures: [] })
     const start = planSetup({ ...facts, mode: 'start' })
     expect(names(start)).toEqual(['libfuse3-3', 'libfuse3-dev', 'pkg-config', 'fuse3', 'make', 'g++', 'python3'])
     expectSafe(start)
     const test = planSetup(facts)
     expect(names(test)).toEqual(['libfuse2', 'libfuse3-3', 'libfuse3-dev', 'pkg-config', 'fuse3', 'make', 'g++', 'python3',
       'rsync', 'sqlite3', 'unzip', 'zip', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dbus', 'python3-dbus', 'python3-gi',
-      'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark'])
+      'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark',
+      'crossbuild-essential-arm64', 'libfuse3-dev:arm64', 'libfuse2:arm64', 'libstdc++6:arm64', 'qemu-user-static', 'binfmt-support', 'arch-test'])
+    // The start needs nothing of another architecture; the tests' arm64 packages need arm64 added before apt's lists are fetched.
+    expect(start.addArchitectures).toBeNull()
+    expect(test.addArchitectures).toEqual([['dpkg', '--add-architecture', 'arm64']])
     expect(test.update).toEqual(['apt-get', 'update', '-qq'])
     expect(test.command?.slice(0, 4)).toEqual(['apt-get', 'install', '-y', '--no-remove'])
     expect(test.exitCode).toBe(0)
@@ -124,6 +133,25 @@ describe('the FUSE libraries and the mount helper', () => {
   })
 })
 
+describe('the arm64 package\'s tools', () => {
+  it('arm64 libraries are asked for as name:arm64, after `dpkg --add-architecture arm64` where dpkg does not know it yet', () => {
+    const files = ARM64_TOOLS.flatMap((t) => (t.file ? [t.file] : []))
+    const unknown = planSetup(machine({ files: files.slice(1), foreignArchitectures: [] }))
+    expect(names(unknown)).toEqual(['libfuse3-dev:arm64'])
+    expect(unknown.addArchitectures).toEqual([['dpkg', '--add-architecture', 'arm64']])
+    expectSafe(unknown)
+    // Known already: nothing to add. The name apt offers is taken (libfuse2t64 on Debian 13).
+    const known = planSetup(machine({ files: files.filter((f) => !f.endsWith('libfuse.so.2')), candidates: ['libfuse2t64:arm64'] }))
+    expect(names(known)).toEqual(['libfuse2t64:arm64'])
+    expect(known.addArchitectures).toBeNull()
+    // Not root, no sudo: one command line for all of it.
+    const told = planSetup(machine({ files: files.slice(1), foreignArchitectures: [], root: false, sudo: false }))
+    expect(told.messages).toEqual([expect.stringContaining("`su -c 'dpkg --add-architecture arm64 && apt-get update && apt-get install -y --no-remove libfuse3-dev:arm64'`")])
+    // The demo needs none of it.
+    expect(planSetup(machine({ mode: 'start', files: [], foreignArchitectures: [], commands: [] })).install.map((p) => p.name).filter((n) => n.includes(':'))).toEqual([])
+  })
+})
+
 describe('who installs', () => {
   const missing = { libraries: ['libfuse3.so.3'], fuse3Headers: false }
 
@@ -154,7 +182,8 @@ describe('who installs', () => {
   it('start leaves the test tools alone; test installs the missing ones', () => {
     const facts = machine({ commands: ['make', 'g++', 'python3', 'pkg-config', 'sqlite3', 'unzip', 'zip', 'dbus-daemon'] })
     expect(planSetup({ ...facts, mode: 'start' }).install).toEqual([])
-    expect(names(planSetup(facts))).toEqual(['rsync', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark'])
+    expect(names(planSetup(facts))).toEqual(['rsync', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark',
+      'crossbuild-essential-arm64', 'qemu-user-static', 'binfmt-support', 'arch-test'])
   })
 })
 
@@ -190,6 +219,8 @@ it('no machine gets a plan with fuse or one that may remove a package', () => {
     fuse3Headers: fc.boolean(),
     commands: fc.subarray(TOOLS.flatMap((t) => (t.command ? [t.command] : []))),
     pythonModules: fc.subarray(['dbus', 'gi']),
+    files: fc.subarray(ARM64_TOOLS.flatMap((t) => (t.file ? [t.file] : []))),
+    foreignArchitectures: fc.subarray(['arm64', 'i386']),
     candidates: fc.subarray(APT_NAMES),
     apt: fc.boolean(),
     root: fc.boolean(),
@@ -223,8 +254,9 @@ describe('the real bootstrap, dry, on this machine (fuse3, libfuse2, libfuse3-de
     if (install) {
       expect(install).toMatch(/^apt-get install -y --no-remove /)
       const packages = install.split(' ').slice(4)
-      expect(packages.filter((p) => p.includes('fuse'))).toEqual([])
-      const testTools = TEST_TOOLS.flatMap((t) => t.apt)
+      // None of this machine's FUSE packages (another architecture's libraries are the arm64 package's build).
+      expect(packages.filter((p) => p.includes('fuse') && !p.includes(':'))).toEqual([])
+      const testTools = [...TEST_TOOLS, ...ARM64_TOOLS].flatMap((t) => t.apt)
       expect(packages.filter((p) => !testTools.includes(p))).toEqual([])
     } else expect(planned).toBe('nothing')
   })
