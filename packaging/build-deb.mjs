@@ -1,13 +1,16 @@
 #!/usr/bin/env node
-// `npm run package`: builds transferfs_<version>_amd64.deb, a package a desktop user installs
+// `npm run package`: builds transferfs_<version>_<arch>.deb, a package a desktop user installs
 // with apt and nothing else: it carries the Node runtime this build ran on (the distributions'
 // own Node is too old: Debian 12 has 18), the compiled code with the production dependencies
 // only, and the prebuilt FUSE addons for every library soname a distribution may have, so
 // that installing it needs no compiler, npm or git. Works from a clean clone: it installs the
 // build's own dependencies first when they are missing.
 //
-//   node packaging/build-deb.mjs [--out DIR] [--version V] [--repo-url URL --keyring FILE]
+//   node packaging/build-deb.mjs [--arch A] [--out DIR] [--version V] [--repo-url URL --keyring FILE]
 //
+// --arch: amd64 or arm64 (default: this machine's). For another architecture than this
+// machine's, the runtime is the Node.js project's build of the same Node version for it
+// (node-runtime.mjs) and the addons are cross-built (scripts/cross-addons.mjs).
 // --out: where the .deb goes (default: the repository's root, as `npm pack` does).
 // --version: the package's version instead of package.json's (a test builds an older one to
 // upgrade from). The path of the .deb is the last line on stdout.
@@ -22,15 +25,20 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { changelog, control, DOC_DIR, LIB_DIR, PACKAGE, runtimeDependencies } from './metadata.mjs'
-import { copyrightFile, nodeLicenseFile } from './copyright.mjs'
+import { copyrightFile } from './copyright.mjs'
+import { nodeRuntime } from './node-runtime.mjs'
+import { architecture, hostArchitecture } from '../scripts/architectures.mjs'
 import { KEYRING_PATH, LINTIAN_OVERRIDE, SOURCES_PATH, sourcesFile } from './apt-source.mjs'
 import { pruneRuntimeTree } from './prune.mjs'
 import { installDesktopFiles } from './desktop-files.mjs'
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
-const { values: args } = parseArgs({ options: { out: { type: 'string' }, version: { type: 'string' }, 'repo-url': { type: 'string' }, keyring: { type: 'string' } } })
+const { values: args } = parseArgs({ options: { arch: { type: 'string' }, out: { type: 'string' }, version: { type: 'string' }, 'repo-url': { type: 'string' }, keyring: { type: 'string' } } })
 const version = args.version ?? pkg.version
+const host = hostArchitecture()
+const arch = argArchitecture(args.arch)
+const cross = arch.debian !== host.debian
 const outDir = path.resolve(args.out ?? ROOT)
 const aptSource = repositorySource(args['repo-url'], args.keyring)
 // Reproducible: file times, the changelog's and the man page's date come from the last commit,
@@ -55,7 +63,8 @@ function step(what) {
 }
 
 // 0. The tools, named by the package that brings each, before anything is built.
-const TOOLS = { 'dpkg-deb': 'dpkg', 'dpkg-shlibdeps': 'dpkg-dev', strip: 'binutils', gzip: 'gzip', md5sum: 'coreutils' }
+const STRIP = cross ? `${arch.triplet}-strip` : 'strip'
+const TOOLS = { 'dpkg-deb': 'dpkg', 'dpkg-shlibdeps': 'dpkg-dev', [STRIP]: cross ? `binutils-${arch.triplet}` : 'binutils', gzip: 'gzip', md5sum: 'coreutils' }
 const missing = Object.entries(TOOLS).filter(([tool]) => execFileSync('sh', ['-c', `command -v ${tool} || true`], { encoding: 'utf8' }).trim() === '')
 if (missing.length > 0) {
   process.stderr.write(`package: missing ${missing.map(([t]) => t).join(', ')}: install ${[...new Set(missing.map(([, p]) => p))].join(' ')} (Debian: sudo apt install ...)\n`)
@@ -67,8 +76,9 @@ if (!existsSync(path.join(ROOT, 'node_modules', '.bin', 'tsc'))) {
   step('npm ci')
   run('npm', ['ci', '--no-audit', '--no-fund'], { stdio: ['ignore', 'inherit', 'inherit'] })
 }
-step('FUSE addons')
-run(process.execPath, ['scripts/build-fuse-addon.mjs', '--prebuilds'], { stdio: ['ignore', 'inherit', 'inherit'] })
+step(`FUSE addons${cross ? ` (cross-built for ${arch.debian})` : ''}`)
+run(process.execPath, ['scripts/build-fuse-addon.mjs', '--prebuilds', ...(cross ? ['--arch', arch.debian] : [])], { stdio: ['ignore', 'inherit', 'inherit'] })
+const runtime = nodeRuntime(arch, host)
 step('TypeScript')
 run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { stdio: ['ignore', 'inherit', 'inherit'] })
 
@@ -85,8 +95,8 @@ try {
   writeFileSync(path.join(lib, 'package.json'), `${JSON.stringify({ name: pkg.name, version, description: pkg.description, type: pkg.type, license: pkg.license, private: true, dependencies: runtimeDeps(pkg) }, null, 2)}\n`)
   cpSync(path.join(ROOT, 'dist', 'src'), path.join(lib, 'dist', 'src'), { recursive: true, filter: (src) => !src.endsWith('.map') })
   cpSync(path.join(ROOT, 'src', 'emulator', 'fixtures'), path.join(lib, 'src', 'emulator', 'fixtures'), { recursive: true })
-  const prebuilds = path.join(lib, 'prebuilds', `${process.platform}-${process.arch}`)
-  cpSync(path.join(ROOT, 'prebuilds', `${process.platform}-${process.arch}`), prebuilds, { recursive: true })
+  const prebuilds = path.join(lib, 'prebuilds', `linux-${arch.node}`)
+  cpSync(path.join(ROOT, 'prebuilds', `linux-${arch.node}`), prebuilds, { recursive: true })
   for (const soname of ['libfuse.so.2', 'libfuse3.so.3', 'libfuse3.so.4']) {
     if (!existsSync(path.join(prebuilds, `${soname}.node`))) throw new Error(`the ${soname} addon was not built`)
   }
@@ -97,13 +107,14 @@ try {
   // With the repository's source, the tag it raises too (apt-source.mjs).
   write(path.join(tree, 'usr', 'share', 'lintian', 'overrides', PACKAGE), readFileSync(path.join(ROOT, 'packaging', 'lintian-overrides'), 'utf8') + (aptSource ? LINTIAN_OVERRIDE : ''))
 
-  // The runtime: this very Node, stripped of its debug symbols, with its licence.
+  // The runtime: this very Node (or its version's official build for arch), stripped of its
+  // debug symbols, with its licence.
   const nodeDir = path.join(lib, 'node')
   mkdirSync(path.join(nodeDir, 'bin'), { recursive: true })
-  cpSync(process.execPath, path.join(nodeDir, 'bin', 'node'))
-  cpSync(nodeLicenseFile(process.execPath), path.join(nodeDir, 'LICENSE'))
+  cpSync(runtime.node, path.join(nodeDir, 'bin', 'node'))
+  cpSync(runtime.license, path.join(nodeDir, 'LICENSE'))
   for (const file of [path.join(nodeDir, 'bin', 'node'), ...readdirSync(prebuilds).map((f) => path.join(prebuilds, f))]) {
-    run('strip', ['--strip-unneeded', '--remove-section=.comment', '--remove-section=.note', file])
+    run(STRIP, ['--strip-unneeded', '--remove-section=.comment', '--remove-section=.note', file])
   }
 
   // The commands, the units, the shells' completion, the manual.
@@ -112,11 +123,14 @@ try {
   writeFileSync(bin, `#!/bin/sh\n# transferfs runs on the Node runtime this package carries, whatever Node the system has.\nexec /${LIB_DIR}/node/bin/node /${LIB_DIR}/dist/src/cli/main.js "$@"\n`)
   install(path.join(ROOT, 'contrib', 'mount.transferfs'), path.join(tree, 'sbin', 'mount.transferfs'))
   install(path.join(ROOT, 'contrib', 'systemd', 'transferfs@.service'), path.join(tree, 'usr', 'lib', 'systemd', 'user', 'transferfs@.service'))
-  const cli = (argv) => run(path.join(nodeDir, 'bin', 'node'), [path.join(lib, 'dist', 'src', 'cli', 'main.js'), ...argv])
+  // The packaged runtime writes them, where this machine runs it; for another architecture this
+  // Node does (the same version, and the same code: what they print does not depend on the machine).
+  const builder = cross ? process.execPath : path.join(nodeDir, 'bin', 'node')
+  const cli = (argv) => run(builder, [path.join(lib, 'dist', 'src', 'cli', 'main.js'), ...argv])
   write(path.join(tree, 'usr', 'share', 'bash-completion', 'completions', 'transferfs'), cli(['completion', 'bash']))
   write(path.join(tree, 'usr', 'share', 'zsh', 'vendor-completions', '_transferfs'), cli(['completion', 'zsh']))
   const man = path.join(tree, 'usr', 'share', 'man')
-  gzipTo(run(path.join(nodeDir, 'bin', 'node'), [path.join(lib, 'dist', 'src', 'cli', 'manual.js')], { env: { ...process.env, SOURCE_DATE_EPOCH: epoch } }), path.join(man, 'man1', 'transferfs.1.gz'))
+  gzipTo(run(builder, [path.join(lib, 'dist', 'src', 'cli', 'manual.js')], { env: { ...process.env, SOURCE_DATE_EPOCH: epoch } }), path.join(man, 'man1', 'transferfs.1.gz'))
   // mount(8) finds the helper by its name; its options are a section of transferfs(1).
   gzipTo('.so man1/transferfs.1\n', path.join(man, 'man8', 'mount.transferfs.8.gz'))
   // The file managers' extensions, the send dialog, Dolphin's service menus (desktop-files.mjs).
@@ -132,7 +146,7 @@ try {
   }
 
   // Debian's documents: the copyright of everything shipped, the changelog.
-  write(path.join(doc, 'copyright'), copyrightFile(lib, process.version))
+  write(path.join(doc, 'copyright'), copyrightFile(lib, runtime.version))
   gzipTo(changelog(version, epoch), path.join(doc, 'changelog.gz'))
 
   normalise(tree, desktopPrograms)
@@ -145,14 +159,14 @@ try {
     chmodSync(path.join(debian, 'conffiles'), 0o644)
   }
   step('dependencies of the binaries')
-  const depends = runtimeDependencies(stage, [path.join(nodeDir, 'bin', 'node'), path.join(prebuilds, 'libfuse3.so.3.node')])
-  write(path.join(debian, 'control'), control({ version, depends, installedKiB: installedKiB(tree) }))
+  const depends = runtimeDependencies(stage, [path.join(nodeDir, 'bin', 'node'), path.join(prebuilds, 'libfuse3.so.3.node')], arch)
+  write(path.join(debian, 'control'), control({ version, arch: arch.debian, depends, installedKiB: installedKiB(tree) }))
   write(path.join(debian, 'md5sums'), sums)
   chmodSync(path.join(debian, 'control'), 0o644)
   chmodSync(path.join(debian, 'md5sums'), 0o644)
 
   mkdirSync(outDir, { recursive: true })
-  const deb = path.join(outDir, `${PACKAGE}_${version}_amd64.deb`)
+  const deb = path.join(outDir, `${PACKAGE}_${version}_${arch.debian}.deb`)
   step(`dpkg-deb → ${deb}`)
   run('dpkg-deb', ['--root-owner-group', '-Zxz', '--build', tree, deb], { env: { ...process.env, SOURCE_DATE_EPOCH: epoch }, stdio: ['ignore', 'ignore', 'inherit'] })
   process.stdout.write(`${deb}\n`)
@@ -183,6 +197,17 @@ function repositorySource(url, keyringFile) {
     return { keyring, sources: sourcesFile(url) }
   } catch (err) {
     process.stderr.write(`package: ${err.message}\n`)
+    process.exit(2)
+  }
+}
+
+/** The architecture --arch names (Debian's name), else this machine's. */
+function argArchitecture(name) {
+  if (name === undefined) return hostArchitecture()
+  try {
+    return architecture(name)
+  } catch (err) {
+    process.stderr.write(`package: --arch: ${err.message}\n`)
     process.exit(2)
   }
 }

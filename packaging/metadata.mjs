@@ -34,11 +34,11 @@ const DESCRIPTION = `mount a Transfer Service account as a folder
  * its own files, so removing or purging it leaves every user's config, cache and data
  * folders (and an unsent outbox in them) as they were.
  */
-export function control({ version, depends, installedKiB }) {
+export function control({ version, arch, depends, installedKiB }) {
   return [
     `Package: ${PACKAGE}`,
     `Version: ${version}`,
-    'Architecture: amd64',
+    `Architecture: ${arch}`,
     `Maintainer: ${MAINTAINER}`,
     `Installed-Size: ${installedKiB}`,
     `Depends: ${depends}`,
@@ -79,12 +79,15 @@ function rfc2822(seconds) {
  * Either libfuse 3 serves: the libfuse3.so.4 addon is for the systems that have libfuse3-4
  * (Debian 13 and later), which this build system's package database does not know, so the
  * alternative is added by name. The libfuse 2 addon stays out of Depends: it is a choice.
+ * For another architecture (arch, from scripts/architectures.mjs) dpkg-shlibdeps reads the
+ * libraries that architecture's packages installed through multiarch (libc6:arm64,
+ * libstdc++6:arm64, libfuse3-3:arm64), as Debian's own cross builds do.
  */
-export function runtimeDependencies(stage, binaries) {
+export function runtimeDependencies(stage, binaries, arch) {
   const src = path.join(stage, 'shlibdeps')
   mkdirSync(path.join(src, 'debian'), { recursive: true })
-  writeFileSync(path.join(src, 'debian', 'control'), `Source: ${PACKAGE}\n\nPackage: ${PACKAGE}\nArchitecture: amd64\n`)
-  const out = execFileSync('dpkg-shlibdeps', ['-O', ...binaries.map((b) => `-e${b}`)], { cwd: src, encoding: 'utf8' })
+  writeFileSync(path.join(src, 'debian', 'control'), `Source: ${PACKAGE}\n\nPackage: ${PACKAGE}\nArchitecture: ${arch.debian}\n`)
+  const out = execFileSync('dpkg-shlibdeps', ['-O', ...binaries.map((b) => `-e${b}`)], { cwd: src, encoding: 'utf8', env: { ...process.env, DEB_HOST_ARCH: arch.debian } })
   const found = /^shlibs:Depends=(.*)$/m.exec(out)?.[1]
   if (!found) throw new Error(`dpkg-shlibdeps said nothing of use: ${out}`)
   const parts = found.split(', ').map((d) => (d.startsWith('libfuse3-3') ? `${d} | libfuse3-4` : d))

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `npm run release -- --out DIR --repo-url URL [--key ID] [--version V]`: builds the .deb
-// (build-deb.mjs, shipping the repository's key and apt source) and adds it to a signed apt
-// repository tree in DIR, made with Debian's own apt-ftparchive, for static hosting at URL:
+// `npm run release -- --out DIR --repo-url URL [--key ID] [--version V] [--arch A,B]`: builds
+// the .deb of each architecture (build-deb.mjs, shipping the repository's key and apt source;
+// amd64 and arm64 unless --arch names fewer) and adds them to a signed apt repository tree in
+// DIR, made with Debian's own apt-ftparchive, for static hosting at URL:
 //
 //   DIR/dists/stable/{InRelease,Release,Release.gpg}
 //   DIR/dists/stable/main/binary-<arch>/Packages{,.gz}   one per architecture in pool/
@@ -24,6 +25,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { COMPONENT, KEYRING_NAME, repositoryUrl, SOURCES_NAME, sourcesFile, SUITE } from './apt-source.mjs'
 import { PACKAGE } from './metadata.mjs'
+import { architecture, ARCHITECTURES } from '../scripts/architectures.mjs'
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 /** OpenPGP hash algorithms (RFC 4880 9.4) a signature on the key or the indices may use: SHA-256, SHA-384, SHA-512. */
@@ -206,8 +208,16 @@ function writeIndices(out, fpr) {
 }
 
 function main() {
-  const { values: args } = parseArgs({ options: { out: { type: 'string' }, 'repo-url': { type: 'string' }, key: { type: 'string' }, version: { type: 'string' } } })
-  if (!args.out || !args['repo-url']) fail('usage: npm run release -- --out DIR --repo-url URL [--key ID] [--version V]')
+  const { values: args } = parseArgs({ options: { out: { type: 'string' }, 'repo-url': { type: 'string' }, key: { type: 'string' }, version: { type: 'string' }, arch: { type: 'string' } } })
+  if (!args.out || !args['repo-url']) fail('usage: npm run release -- --out DIR --repo-url URL [--key ID] [--version V] [--arch amd64,arm64]')
+  const archs = (args.arch ?? Object.keys(ARCHITECTURES).join(',')).split(',')
+  for (const name of archs) {
+    try {
+      architecture(name)
+    } catch (err) {
+      fail(`--arch: ${err.message}`)
+    }
+  }
   const out = path.resolve(args.out)
   let url
   try {
@@ -232,19 +242,22 @@ function main() {
   try {
     const keyring = path.join(work, KEYRING_NAME)
     writeFileSync(keyring, exported)
-    step('building the package')
-    const built = run(process.execPath, [path.join(ROOT, 'packaging', 'build-deb.mjs'), '--out', work, '--repo-url', url, '--keyring', keyring, ...(args.version ? ['--version', args.version] : [])],
-      { stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').at(-1)
+    // Every package is built before any goes into the pool: a build that fails publishes nothing.
+    const built = archs.map((arch) => {
+      step(`building the ${arch} package`)
+      return run(process.execPath, [path.join(ROOT, 'packaging', 'build-deb.mjs'), '--arch', arch, '--out', work, '--repo-url', url, '--keyring', keyring, ...(args.version ? ['--version', args.version] : [])],
+        { stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').at(-1)
+    })
     mkdirSync(out, { recursive: true })
-    const deb = addToPool(out, built)
+    const debs = built.map((file) => addToPool(out, file))
     step(`indices and signatures in ${path.join(out, 'dists', SUITE)}`)
-    const archs = writeIndices(out, key.fpr)
+    const published = writeIndices(out, key.fpr)
     writeAtomically(keyringAtRoot, exported)
     writeAtomically(path.join(out, SOURCES_NAME), sourcesFile(url))
     // What apt will do with it: the published key verifies the signed index.
     run('gpgv', ['--keyring', keyringAtRoot, path.join(out, 'dists', SUITE, 'InRelease')])
-    step(`${path.relative(out, deb)} published for ${archs.join(', ')} at ${url}`)
-    process.stdout.write(`${deb}\n`)
+    step(`${debs.map((deb) => path.relative(out, deb)).join(', ')} published at ${url}; the repository has ${published.join(', ')}`)
+    process.stdout.write(debs.map((deb) => `${deb}\n`).join(''))
   } finally {
     rmSync(work, { recursive: true, force: true })
   }

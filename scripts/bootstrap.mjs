@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process'
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs'
 import path from 'node:path'
-import { APT_NAMES, BUILD_TOOLS, FUSE3_HEADER, HELPERS, PKG_CONFIG, TEST_TOOLS, candidatesIn, librariesIn, planSetup } from './setup-plan.mjs'
+import { APT_NAMES, ARM64_TOOLS, BUILD_TOOLS, FUSE3_HEADER, HELPERS, PKG_CONFIG, TEST_TOOLS, candidatesIn, librariesIn, planSetup } from './setup-plan.mjs'
 
 const mode = process.argv[2]
 const dryRun = process.argv[3] === '--dry-run'
@@ -47,7 +47,7 @@ function gatherFacts() {
     }
   }
   const apt = which('apt-get') !== undefined
-  const tools = [...BUILD_TOOLS, PKG_CONFIG, ...TEST_TOOLS]
+  const tools = [...BUILD_TOOLS, PKG_CONFIG, ...TEST_TOOLS, ...ARM64_TOOLS]
   return {
     mode,
     libraries: ldconfig ? librariesIn(output(ldconfig, ['-p'])) : [],
@@ -64,6 +64,7 @@ function gatherFacts() {
       const load = `import gi; gi.require_version(${JSON.stringify(name)}, ${JSON.stringify(version)}); from gi.repository import ${name}`
       return spawnSync('/usr/bin/python3', ['-c', load], { stdio: 'ignore' }).status === 0 ? [t.typelib] : []
     }),
+    foreignArchitectures: output('dpkg', ['--print-foreign-architectures']).split('\n').filter(Boolean),
     candidates: apt ? candidatesIn(output('apt-cache', ['policy', ...APT_NAMES])) : [],
     apt,
     root: process.getuid?.() === 0,
@@ -77,15 +78,17 @@ function run(argv) {
 }
 
 let plan = planSetup(gatherFacts())
-// Fresh lists may name the packages differently (libfuse2t64): the plan is made again after them.
+// Fresh lists may name the packages differently (libfuse2t64): the plan is made again after them
+// (and after the architectures its "name:arch" packages need, whose lists they bring).
 if (plan.update && !dryRun) {
+  for (const command of plan.addArchitectures ?? []) if (run(command) !== 0) process.exit(1)
   if (run(plan.update) !== 0) process.exit(1)
   plan = planSetup(gatherFacts())
 }
 for (const line of plan.messages) console.error(line)
 if (plan.exitCode !== 0) process.exit(plan.exitCode)
 if (dryRun) {
-  const commands = [plan.update, plan.command].filter(Boolean)
+  const commands = [...(plan.addArchitectures ?? []), plan.update, plan.command].filter(Boolean)
   console.error(`bootstrap: dry run: would run: ${commands.length ? commands.map((c) => c.join(' ')).join('; ') : 'nothing'}`)
 } else if (plan.command && run(plan.command) !== 0) {
   console.error('bootstrap: apt-get install failed (see above); it runs with --no-remove, so it refuses rather than remove a package')

@@ -17,6 +17,9 @@
 //   --libfuse3.so.4  also builds that one, when its source or its libfuse changed (`npm test`
 //                    mounts with it: the vitest project libfuse3.17)
 //   --prebuilds      builds all three into prebuilds/ (`npm pack`)
+//   --prebuilds --arch arm64
+//                    cross-builds the three for that architecture (Debian's name) into
+//                    prebuilds/linux-arm64/, for its .deb (cross-addons.mjs)
 import { createHash } from 'node:crypto'
 import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -24,6 +27,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { librariesIn } from './setup-plan.mjs'
+import { hostArchitecture } from './architectures.mjs'
 
 // The layout src/fuse/addon.ts reads: the marker beside the built addons, and the prebuilt
 // addons of this package, one per library soname.
@@ -44,6 +48,9 @@ const version = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'))
 if (version !== '2.2.6') fail(`expected fuse-native 2.2.6, found ${version}; the patch targets 2.2.6 only`)
 const forPack = process.argv.includes('--prebuilds')
 const forNext = forPack || process.argv.includes(`--${LIBFUSE3_NEXT}`)
+const archIndex = process.argv.indexOf('--arch')
+const crossArch = archIndex >= 0 ? process.argv[archIndex + 1] : undefined
+if (archIndex >= 0 && (!crossArch || !forPack)) fail('--arch ARCH goes with --prebuilds: it cross-builds the prebuilt addons of another architecture\'s package')
 
 applyPatch()
 
@@ -55,6 +62,12 @@ const marker = path.join(dir, MARKER)
 const source = createHash('sha256')
 for (const file of ['fuse-native.c', 'binding.gyp', 'index.js']) source.update(readFileSync(path.join(dir, file)))
 const sourceHash = source.digest('hex')
+if (crossArch !== undefined && crossArch !== hostArchitecture().debian) {
+  // Loaded only here: an install from the tarball never cross-builds.
+  const { crossBuildAddons } = await import('./cross-addons.mjs')
+  crossBuildAddons({ root, fuseDir: dir, sourceHash, archName: crossArch, gypRebuild, fail })
+  process.exit(0)
+}
 const stamp = JSON.stringify({ source: sourceHash, addons })
 const upToDate = existsSync(marker) && readFileSync(marker, 'utf8') === stamp
 const uncovered = loaderLibraries().filter((lib) => !existsSync(path.join(root, PREBUILDS, `${lib}.node`)))
@@ -108,8 +121,12 @@ function libfuse3Soname(env = process.env) {
   return major === 3 && minor >= 17 ? 'libfuse3.so.4' : 'libfuse3.so.3'
 }
 
-/** node-gyp rebuild in `cwd` (fuse-native's folder or a copy of it), with pkg-config finding libfuse 3 through `env`. */
-function gypRebuild(cwd, env) {
+/**
+ * node-gyp rebuild in `cwd` (fuse-native's folder or a copy of it), with pkg-config finding
+ * libfuse 3 through `env`; for `crossArch` (Node's name of another architecture), with the
+ * compilers `env` names and this machine's Node headers, which it then must have.
+ */
+function gypRebuild(cwd, env, crossArch) {
   const npmDir = path.dirname(path.dirname(process.execPath))
   const gyp = [
     path.join(npmDir, 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
@@ -124,6 +141,8 @@ function gypRebuild(cwd, env) {
   const args = [gyp, 'rebuild', '--loglevel=warn']
   // Build against the installed Node headers when they are there: no download needed.
   if (existsSync('/usr/include/node/node_api.h')) args.push('--nodedir=/usr')
+  else if (crossArch) fail('cross-building needs this machine\'s Node headers in /usr/include/node (Debian: the nodejs package of nodesource, or libnode-dev), and never downloads them')
+  if (crossArch) args.push(`--arch=${crossArch}`)
   if (libfuse3Soname(env)) args.push('--', '-Dfuse3=1')
   execFileSync(process.execPath, args, { cwd, env, stdio: ['ignore', 'ignore', 'inherit'] })
 }

@@ -17,6 +17,8 @@ export interface Facts {
   paths: string[]
   /** Those of the GObject typelibs in TEST_TOOLS ("Gtk-4.0") the system's Python loads. */
   typelibs: string[]
+  /** The architectures besides its own that dpkg knows (`dpkg --print-foreign-architectures`). */
+  foreignArchitectures: string[]
   /** Those of APT_NAMES apt has a candidate for. */
   candidates: string[]
   apt: boolean
@@ -42,6 +44,8 @@ export interface Plan {
   install: { name: string; why: string }[]
   /** To print first, in order. */
   messages: string[]
+  /** To run before `update` (`dpkg --add-architecture`, for the packages named "name:arch"); null when none. */
+  addArchitectures: string[][] | null
   /** To run before `command` (fresh lists may name the packages differently: plan again after it). */
   update: string[] | null
   /** The apt-get install to run; null when there is nothing to run. */
@@ -57,6 +61,7 @@ export const APT_NAMES: string[]
 export const BUILD_TOOLS: Need[]
 export const PKG_CONFIG: Need
 export const TEST_TOOLS: Need[]
+export const ARM64_TOOLS: Need[]
 export function planSetup(facts: Facts): Plan
 export function librariesIn(ldconfigOutput: string): string[]
 export function candidatesIn(aptCachePolicyOutput: string): string[]

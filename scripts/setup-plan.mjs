@@ -26,8 +26,26 @@ const HELPER = { apt: ['fuse3'], dnf: 'fuse3', why: 'the setuid mount helper fus
 /** The addon build finds the libfuse3 headers through it: without it, it builds for libfuse2 only. @type {Need} */
 export const PKG_CONFIG = { command: 'pkg-config', apt: ['pkg-config'], dnf: 'pkgconf-pkg-config', why: 'to find the libfuse3 headers' }
 
+/**
+ * The arm64 package, which the package test cross-builds and runs in a Debian arm64 root under
+ * emulation: Debian's cross compiler; the arm64 libraries its addons link and dpkg-shlibdeps
+ * reads, through multiarch (for which apt must know the architecture: the plan adds it); qemu,
+ * registered with the kernel by binfmt-support, to run arm64 programs. @type {Need[]}
+ */
+export const ARM64_TOOLS = [
+  { command: 'aarch64-linux-gnu-gcc', apt: ['crossbuild-essential-arm64'], dnf: 'gcc-c++-aarch64-linux-gnu', why: 'the arm64 package\'s FUSE addons are cross-built with it' },
+  { path: '/usr/lib/aarch64-linux-gnu/pkgconfig/fuse3.pc', apt: ['libfuse3-dev:arm64'], dnf: 'fuse3-devel.aarch64', why: 'the arm64 libfuse3.so.3 addon is built against it' },
+  { path: '/usr/lib/aarch64-linux-gnu/libfuse.so.2', apt: ['libfuse2t64:arm64', 'libfuse2:arm64'], dnf: 'fuse-libs.aarch64', why: 'the arm64 libfuse.so.2 addon links it' },
+  { path: '/usr/lib/aarch64-linux-gnu/libstdc++.so.6', apt: ['libstdc++6:arm64'], dnf: 'libstdc++.aarch64', why: 'dpkg-shlibdeps reads the arm64 Node runtime\'s dependencies off it' },
+  { command: 'qemu-aarch64-static', apt: ['qemu-user-static'], dnf: 'qemu-user-static-aarch64', why: 'the arm64 package test runs a Debian arm64 root under emulation' },
+  { command: 'update-binfmts', apt: ['binfmt-support'], dnf: 'qemu-user-binfmt', why: 'it registers qemu for arm64 programs with the kernel' },
+  { command: 'arch-test', apt: ['arch-test'], dnf: 'arch-test', why: 'mmdebstrap checks with it that arm64 programs run here' },
+]
+/** Multiarch: the architecture a package name's ":arch" names. */
+const FOREIGN = /:([a-z0-9]+)$/
+
 /** The package names whose apt candidates decide between the names above. */
-export const APT_NAMES = [...LIBFUSE2.apt, ...LIBFUSE3.apt]
+export const APT_NAMES = [...LIBFUSE2.apt, ...LIBFUSE3.apt, ...ARM64_TOOLS.flatMap((n) => (n.apt.length > 1 ? n.apt : []))]
 
 /** node-gyp builds the addon from source with these. @type {Need[]} */
 export const BUILD_TOOLS = [
@@ -130,28 +148,36 @@ export function planSetup(facts) {
   }
 
   needs.push(...BUILD_TOOLS.filter((n) => !present(facts, n)))
-  if (facts.mode === 'test') needs.push(...TEST_TOOLS.filter((n) => !present(facts, n)))
+  if (facts.mode === 'test') needs.push(...TEST_TOOLS.filter((n) => !present(facts, n)), ...ARM64_TOOLS.filter((n) => !present(facts, n)))
 
   const install = needs.map((n) => ({ name: facts.apt ? aptName(facts, n.apt) : n.dnf, why: n.why }))
   if (install.some((p) => p.name === 'fuse')) throw new Error('bootstrap: the plan names `fuse`, which would remove fuse3')
-  if (install.length === 0 || exitCode !== 0) return { install, messages, update: null, command: null, exitCode }
+  if (install.length === 0 || exitCode !== 0) return { install, messages, addArchitectures: null, update: null, command: null, exitCode }
 
   const names = install.map((p) => p.name)
+  // The architectures apt must know before its lists can offer a package of them.
+  const newArchitectures = [...new Set(names.flatMap((n) => FOREIGN.exec(n)?.[1] ?? []))].filter((a) => !facts.foreignArchitectures.includes(a))
   const what = install.map((p) => `${p.name} (${p.why})`).join(', ')
   if (!facts.apt) {
     messages.push(`bootstrap: npm ${facts.mode} needs ${what}; there is no apt here: install them, ` +
       `e.g. \`${asRoot(facts, `dnf install ${names.join(' ')}`)}\`, then run this again`)
-    return { install, messages, update: null, command: null, exitCode: 1 }
+    return { install, messages, addArchitectures: null, update: null, command: null, exitCode: 1 }
   }
   const command = ['apt-get', 'install', '-y', '--no-remove', ...names]
+  const addArchitectures = newArchitectures.map((a) => ['dpkg', '--add-architecture', a])
   if (!facts.root && !facts.sudo) {
+    const all = [...addArchitectures, ['apt-get', 'update'], command].map((c) => c.join(' '))
     messages.push(`bootstrap: npm ${facts.mode} needs ${what}; installing needs root: ` +
-      `run \`${asRoot(facts, command.join(' '))}\`, then run this again`)
-    return { install, messages, update: null, command: null, exitCode: 1 }
+      `run \`${asRoot(facts, addArchitectures.length > 0 ? all.join(' && ') : command.join(' '))}\`, then run this again`)
+    return { install, messages, addArchitectures: null, update: null, command: null, exitCode: 1 }
   }
   messages.push(`bootstrap: installing for npm ${facts.mode}: ${what}`)
   const sudo = facts.root ? [] : ['sudo']
-  return { install, messages, update: [...sudo, 'apt-get', 'update', '-qq'], command: [...sudo, ...command], exitCode: 0 }
+  return {
+    install, messages,
+    addArchitectures: addArchitectures.length > 0 ? addArchitectures.map((c) => [...sudo, ...c]) : null,
+    update: [...sudo, 'apt-get', 'update', '-qq'], command: [...sudo, ...command], exitCode: 0,
+  }
 }
 
 /** Those of SONAMES in `ldconfig -p`'s output: the libraries the loader finds. @param {string} text */

@@ -100,12 +100,27 @@ export interface Released {
   version: string
 }
 
-/** `npm run release` in the clean build clone: the version (package.json's when not given) into the repository at out. */
+/**
+ * `npm run release` in the clean build clone: the version into the repository at out, of the
+ * amd64 package only (what the Debian 12 and 13 roots install; test/package/arm64.test.ts
+ * releases both architectures).
+ */
 export async function release(clone: string, key: ReleaseKey, out: string, url: string, version: string, env: Record<string, string>): Promise<Released> {
-  const r = await host(process.execPath, ['packaging/release.mjs', '--out', out, '--repo-url', url, '--version', version],
-    { cwd: clone, env: { ...env, GNUPGHOME: key.home }, timeoutMs: 600_000 })
+  const [amd64] = await releaseArchitectures(clone, key, out, url, version, env, ['amd64'])
+  return amd64!
+}
+
+/**
+ * `npm run release` in the clean build clone: the version into the repository at out; with
+ * archs null, as the command runs by default (every architecture), else `--arch` them. The
+ * .debs it published, one a line, in the order of archs.
+ */
+export async function releaseArchitectures(clone: string, key: ReleaseKey, out: string, url: string, version: string, env: Record<string, string>, archs: string[] | null): Promise<Released[]> {
+  const r = await host(process.execPath, ['packaging/release.mjs', '--out', out, '--repo-url', url, '--version', version, ...(archs ? ['--arch', archs.join(',')] : [])],
+    { cwd: clone, env: { ...env, GNUPGHOME: key.home }, timeoutMs: 900_000 })
   if (r.code !== 0) throw new Error(explain(`npm run release (version ${version}) in a clean copy of the checkout`, r))
-  const file = r.stdout.trim().split('\n').at(-1) ?? ''
-  if (path.basename(file) !== `transferfs_${version}_amd64.deb`) throw new Error(`release.mjs's last line is not the .deb: ${JSON.stringify(file)}`)
-  return { file, version }
+  const files = r.stdout.trim().split('\n')
+  const wanted = (archs ?? ['amd64', 'arm64']).map((arch) => `transferfs_${version}_${arch}.deb`)
+  if (files.map((f) => path.basename(f)).join(' ') !== wanted.join(' ')) throw new Error(`release.mjs's lines are not ${wanted.join(', ')}: ${JSON.stringify(files)}`)
+  return files.map((file) => ({ file, version }))
 }

@@ -60,17 +60,20 @@ export type DebianRelease = keyof typeof DEBIAN_RELEASES
  * The cached root tarball of a Debian release with these extra packages, made with
  * mmdebstrap when missing. Keyed by the release and the package list, so another gets a root
  * of its own. The package lists stay in it (apt then only refreshes them, as on an installed
- * system); apt's download cache does not.
+ * system); apt's download cache does not. arch: another architecture than this machine's
+ * (Debian's name), whose programs mmdebstrap, and later the root, run through qemu-user
+ * (test/package/emulation.ts registers it).
  */
-export async function debianTarball(release: DebianRelease, include: string[]): Promise<string> {
+export async function debianTarball(release: DebianRelease, include: string[], arch?: string): Promise<string> {
   const cache = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'transferfs-build')
-  const file = path.join(cache, `${release}-minbase${include.length > 0 ? `-${include.join(',')}` : ''}.tar`)
+  const file = path.join(cache, `${release}${arch ? `-${arch}` : ''}-minbase${include.length > 0 ? `-${include.join(',')}` : ''}.tar`)
   if ((await stat(file).catch(() => null))?.isFile()) return file
   await mkdir(cache, { recursive: true })
   // Written under another name and renamed: a run killed halfway leaves no tarball that looks complete.
   const partial = `${file.slice(0, -'.tar'.length)}.partial-${process.pid}.tar`
   try {
-    const r = await exec('mmdebstrap', ['--variant=minbase', ...(include.length > 0 ? [`--include=${include.join(',')}`] : []), '--skip=cleanup/apt/lists', '--format=tar', release, partial], 900_000)
+    const r = await exec('mmdebstrap', ['--variant=minbase', ...(arch ? [`--architectures=${arch}`] : []), ...(include.length > 0 ? [`--include=${include.join(',')}`] : []),
+      '--skip=cleanup/apt/lists', '--format=tar', release, partial], arch ? 1_800_000 : 900_000)
     if (r.code !== 0) throw new Error(`mmdebstrap could not make a Debian ${DEBIAN_RELEASES[release]} root (exit ${r.code}):\n${r.stderr.slice(-4000)}`)
     await rename(partial, file)
   } finally {

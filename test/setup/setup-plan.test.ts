@@ -7,11 +7,11 @@ import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
-  APT_NAMES, BUILD_TOOLS, HELPERS, PKG_CONFIG, SONAMES, TEST_TOOLS, candidatesIn, librariesIn, planSetup, type Facts, type Plan,
+  APT_NAMES, ARM64_TOOLS, BUILD_TOOLS, HELPERS, PKG_CONFIG, SONAMES, TEST_TOOLS, candidatesIn, librariesIn, planSetup, type Facts, type Plan,
 } from '../../scripts/setup-plan.mjs'
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const TOOLS = [...BUILD_TOOLS, PKG_CONFIG, ...TEST_TOOLS]
+const TOOLS = [...BUILD_TOOLS, PKG_CONFIG, ...TEST_TOOLS, ...ARM64_TOOLS]
 const SETUID_FUSERMOUNT3 = { path: '/usr/bin/fusermount3', setuid: true }
 
 /** A Debian 12 desktop with everything: both libraries, fuse3's helper, headers, tools; root. */
@@ -25,6 +25,7 @@ function machine(changes: Partial<Facts> = {}): Facts {
     pythonModules: TOOLS.flatMap((t) => (t.module ? [t.module] : [])),
     paths: TOOLS.flatMap((t) => (t.path ? [t.path] : [])),
     typelibs: TOOLS.flatMap((t) => (t.typelib ? [t.typelib] : [])),
+    foreignArchitectures: ['arm64'],
     candidates: ['libfuse2', 'libfuse3-3'],
     apt: true,
     root: true,
@@ -44,6 +45,9 @@ function expectSafe(plan: Plan) {
     expect(plan.command.slice(apt + 4)).toEqual(names(plan))
     expect(plan.update?.slice(-3)).toEqual(['apt-get', 'update', '-qq'])
   }
+  // A package of another architecture only with that architecture added first; nothing else is.
+  for (const command of plan.addArchitectures ?? []) expect(command.slice(-3, -1)).toEqual(['dpkg', '--add-architecture'])
+  if (!plan.command) expect(plan.addArchitectures).toBeNull()
 }
 
 describe('the FUSE libraries and the mount helper', () => {
@@ -70,12 +74,12 @@ describe('the FUSE libraries and the mount helper', () => {
 
   it('both libraries, the headers and a helper: nothing to install, nothing to say', () => {
     for (const mode of ['start', 'test'] as const) {
-      expect(planSetup(machine({ mode }))).toEqual({ install: [], messages: [], update: null, command: null, exitCode: 0 })
+      expect(planSetup(machine({ mode }))).toEqual({ install: [], messages: [], addArchitectures: null, update: null, command: null, exitCode: 0 })
     }
   })
 
   it('neither (a fresh Debian 12, as in CI): fuse3 brings the helper; the tests get both libraries side by side', () => {
-    const facts = machine({ libraries: [], helpers: [], fuse3Headers: false, commands: [], pythonModules: [], paths: [], typelibs: [] })
+    const facts = machine({ libraries: [], helpers: [], fuse3Headers: false, commands: [], pythonModules: [], paths: [], typelibs: [], foreignArchitectures: [] })
     const start = planSetup({ ...facts, mode: 'start' })
     expect(names(start)).toEqual(['libfuse3-3', 'libfuse3-dev', 'pkg-config', 'fuse3', 'make', 'g++', 'python3'])
     expectSafe(start)
@@ -84,7 +88,11 @@ describe('the FUSE libraries and the mount helper', () => {
       'rsync', 'sqlite3', 'unzip', 'zip', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dbus', 'python3-dbus', 'python3-gi',
       'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark', 'libnfs-dev',
       'python3-nautilus', 'nemo-python', 'python3-caja', 'nautilus', 'caja', 'xvfb', 'libglib2.0-bin', 'imagemagick', 'python3-dogtail', 'python3-pyatspi',
-      'gir1.2-gtk-4.0', 'xclip', 'desktop-file-utils'])
+      'gir1.2-gtk-4.0', 'xclip', 'desktop-file-utils',
+      'crossbuild-essential-arm64', 'libfuse3-dev:arm64', 'libfuse2:arm64', 'libstdc++6:arm64', 'qemu-user-static', 'binfmt-support', 'arch-test'])
+    // The start needs nothing of another architecture; the tests' arm64 packages need arm64 added before apt's lists are fetched.
+    expect(start.addArchitectures).toBeNull()
+    expect(test.addArchitectures).toEqual([['dpkg', '--add-architecture', 'arm64']])
     expect(test.update).toEqual(['apt-get', 'update', '-qq'])
     expect(test.command?.slice(0, 4)).toEqual(['apt-get', 'install', '-y', '--no-remove'])
     expect(test.exitCode).toBe(0)
@@ -128,6 +136,27 @@ describe('the FUSE libraries and the mount helper', () => {
   })
 })
 
+describe('the arm64 package\'s tools', () => {
+  it('arm64 libraries are asked for as name:arm64, after `dpkg --add-architecture arm64` where dpkg does not know it yet', () => {
+    // The other tools' paths present: only the arm64 ones vary here.
+    const others = TEST_TOOLS.flatMap((t) => (t.path ? [t.path] : []))
+    const files = ARM64_TOOLS.flatMap((t) => (t.path ? [t.path] : []))
+    const unknown = planSetup(machine({ paths: [...others, ...files.slice(1)], foreignArchitectures: [] }))
+    expect(names(unknown)).toEqual(['libfuse3-dev:arm64'])
+    expect(unknown.addArchitectures).toEqual([['dpkg', '--add-architecture', 'arm64']])
+    expectSafe(unknown)
+    // Known already: nothing to add. The name apt offers is taken (libfuse2t64 on Debian 13).
+    const known = planSetup(machine({ paths: [...others, ...files.filter((f) => !f.endsWith('libfuse.so.2'))], candidates: ['libfuse2t64:arm64'] }))
+    expect(names(known)).toEqual(['libfuse2t64:arm64'])
+    expect(known.addArchitectures).toBeNull()
+    // Not root, no sudo: one command line for all of it.
+    const told = planSetup(machine({ paths: [...others, ...files.slice(1)], foreignArchitectures: [], root: false, sudo: false }))
+    expect(told.messages).toEqual([expect.stringContaining("`su -c 'dpkg --add-architecture arm64 && apt-get update && apt-get install -y --no-remove libfuse3-dev:arm64'`")])
+    // The demo needs none of it.
+    expect(planSetup(machine({ mode: 'start', paths: [], foreignArchitectures: [], commands: [] })).install.map((p) => p.name).filter((n) => n.includes(':'))).toEqual([])
+  })
+})
+
 describe('who installs', () => {
   const missing = { libraries: ['libfuse3.so.3'], fuse3Headers: false }
 
@@ -159,7 +188,8 @@ describe('who installs', () => {
     const facts = machine({ commands: ['make', 'g++', 'python3', 'pkg-config', 'sqlite3', 'unzip', 'zip', 'dbus-daemon'] })
     expect(planSetup({ ...facts, mode: 'start' }).install).toEqual([])
     expect(names(planSetup(facts))).toEqual(['rsync', 'zsh', 'procps', 'fio', 'util-linux-extra', 'libnotify-bin', 'dpkg-dev', 'meson', 'ninja-build', 'lintian', 'mmdebstrap', 'apt-utils', 'gnupg', 'systemd', 'tinyproxy-bin', 'iproute2', 'openssl', 'attr', 'libnfs-utils', 'nfs-common', 'tshark',
-      'nautilus', 'caja', 'xvfb', 'libglib2.0-bin', 'imagemagick', 'xclip', 'desktop-file-utils'])
+      'nautilus', 'caja', 'xvfb', 'libglib2.0-bin', 'imagemagick', 'xclip', 'desktop-file-utils',
+      'crossbuild-essential-arm64', 'qemu-user-static', 'binfmt-support', 'arch-test'])
   })
 })
 
@@ -197,6 +227,7 @@ it('no machine gets a plan with fuse or one that may remove a package', () => {
     pythonModules: fc.subarray(['dbus', 'gi']),
     paths: fc.subarray(TOOLS.flatMap((t) => (t.path ? [t.path] : []))),
     typelibs: fc.subarray(['Gtk-4.0']),
+    foreignArchitectures: fc.subarray(['arm64', 'i386']),
     candidates: fc.subarray(APT_NAMES),
     apt: fc.boolean(),
     root: fc.boolean(),
@@ -230,8 +261,9 @@ describe('the real bootstrap, dry, on this machine (fuse3, libfuse2, libfuse3-de
     if (install) {
       expect(install).toMatch(/^apt-get install -y --no-remove /)
       const packages = install.split(' ').slice(4)
-      expect(packages.filter((p) => p.includes('fuse'))).toEqual([])
-      const testTools = TEST_TOOLS.flatMap((t) => t.apt)
+      // None of this machine's FUSE packages (another architecture's libraries are the arm64 package's build).
+      expect(packages.filter((p) => p.includes('fuse') && !p.includes(':'))).toEqual([])
+      const testTools = [...TEST_TOOLS, ...ARM64_TOOLS].flatMap((t) => t.apt)
       expect(packages.filter((p) => !testTools.includes(p))).toEqual([])
     } else expect(planned).toBe('nothing')
   })

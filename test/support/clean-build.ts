@@ -5,7 +5,7 @@
 // every run of the same files, builds on the same one; a change to any file makes a new one.
 // Whoever uses it holds its lock, as `npm pack` and build-deb.mjs both write into it.
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { checkoutDigest, copyCleanCheckout } from './clean-copy.js'
@@ -77,5 +77,24 @@ export async function withCleanBuild<T>(use: (dir: string) => Promise<T>): Promi
     return await use(dir)
   } finally {
     await unlock()
+  }
+}
+
+/**
+ * Runs use(dir) on a copy of the shared clean build (made first if there is none), taken under
+ * its lock and used without it, then removed: a long build in the copy (both architectures'
+ * packages) leaves the shared one to the other package tests meanwhile.
+ */
+export async function withCleanBuildCopy<T>(use: (dir: string) => Promise<T>): Promise<T> {
+  const copy = await mkdtemp(path.join(os.tmpdir(), 'transferfs-clean-build-copy-'))
+  try {
+    await withCleanBuild(async (dir) => {
+      // -a: node_modules/.bin's links and the scripts' modes as they are.
+      const r = await run('cp', ['-a', `${dir}/.`, copy], { timeoutMs: 300_000 })
+      if (r.code !== 0) throw new Error(`copying the clean build ${dir}: exit ${r.code}\n${r.stderr.slice(-4000)}`)
+    })
+    return await use(copy)
+  } finally {
+    await rm(copy, { recursive: true, force: true })
   }
 }
