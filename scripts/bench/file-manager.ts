@@ -23,12 +23,13 @@ import { formatNumber } from './results.js'
 import { cpuSeconds, median, root, sh, withBenchWorld, type BenchService } from './world.js'
 
 const TRANSFERS = 5000
-const RUNS = 3
+const RUNS = Number(process.env.BENCH_FM_RUNS ?? 3)
 /** ms: for one open to reach its end point before it counts as failed. */
 const OPEN_TIMEOUT_MS = Number(process.env.BENCH_FM_TIMEOUT_MS ?? 180_000)
 const PROBE = path.join(root, 'scripts/bench/file-manager-probe.py')
 const READS = path.join(root, 'scripts/bench/file-manager-reads.py')
-const EXTENSION = path.join(root, 'desktop/file-managers/nautilus/transferfs_nautilus.py')
+/** The extension's entry file (BENCH_FM_EXTENSION: another, such as a changed copy to profile). */
+const EXTENSION = path.resolve(process.env.BENCH_FM_EXTENSION ?? path.join(root, 'desktop/file-managers/nautilus/transferfs_nautilus.py'))
 const SETTINGS: Array<[string, string, string]> = [
   ['org.gnome.nautilus.preferences', 'default-folder-viewer', 'list-view'],
   ['org.gnome.nautilus.list-view', 'default-visible-columns', "['name', 'size', 'Transferfs::state']"],
