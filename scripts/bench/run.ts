@@ -10,7 +10,8 @@
 // and cp of a cold file on a root mount and a normal user's, on both FUSE libraries, against
 // an O_DIRECT reader of the same bytes), pin.ts (a cold read beside a pin fetching / alone, a
 // pin's rate / curl's, the requests for pinning the newest transfers of a large inbox), nfs.ts
-// (the NFS server that macOS mounts: nfs-cat and nfs-ls against cat and ls on the FUSE mount).
+// (the NFS server that macOS mounts: nfs-cat and nfs-ls against cat and ls on the FUSE mount),
+// file-manager.ts (Nautilus opening a 5,000-transfer inbox with the transferfs extension / without).
 await import('./read.js')
 await import('./random.js')
 await import('./reread.js')
@@ -21,3 +22,4 @@ await import('./proxy.js')
 await import('./readers.js')
 await import('./pin.js')
 await import('./nfs.js')
+await import('./file-manager.js')

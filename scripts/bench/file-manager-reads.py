@@ -1,0 +1,63 @@
+"""What the transferfs extension asks the mount for each entry of a folder, without a file
+manager: for scripts/bench/file-manager.ts, to tell the mount's share of the extension's cost
+from Nautilus's. Prints one JSON object of milliseconds.
+
+  file-manager-reads.py FOLDER
+
+- `syscalls`: each entry's lstat and its three attributes (os.getxattr), one entry after another;
+- `gio`: the extension's own read (Gio.File.query_info_async of the same attributes, answered on
+  a GLib main loop), one entry after another as Nautilus asks its extensions.
+"""
+
+import json
+import os
+import sys
+import time
+
+import gi
+
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio, GLib  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "desktop", "file-managers"))
+from transferfs_fm import adapter, core  # noqa: E402
+
+folder = sys.argv[1]
+paths = [os.path.join(folder, name) for name in sorted(os.listdir(folder))]
+
+t0 = time.monotonic()
+for p in paths:
+    os.lstat(p)
+    for name in core.ATTRIBUTES:
+        try:
+            os.getxattr(p, name, follow_symlinks=False)
+        except OSError:
+            pass
+syscalls = (time.monotonic() - t0) * 1000
+
+loop = GLib.MainLoop()
+left = list(reversed(paths))
+failed = []
+
+
+def next_one():
+    if not left:
+        loop.quit()
+        return
+    location = Gio.File.new_for_path(left.pop())
+
+    def read(source, result):
+        try:
+            source.query_info_finish(result)
+        except GLib.Error as error:
+            failed.append(error.message)
+        next_one()
+
+    location.query_info_async(adapter.GIO_ATTRIBUTES, Gio.FileQueryInfoFlags.NOFOLLOW_SYMLINKS, GLib.PRIORITY_DEFAULT, None, read)
+
+
+t0 = time.monotonic()
+GLib.idle_add(lambda: next_one() and False)
+loop.run()
+gio = (time.monotonic() - t0) * 1000
+print(json.dumps({"entries": len(paths), "syscalls": syscalls, "gio": gio, "failed": len(failed)}))
