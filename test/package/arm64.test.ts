@@ -39,6 +39,11 @@ const SLOW = 300_000
 function skipReason(): string | null {
   if (process.platform !== 'linux' || process.arch !== 'x64') return `cross-builds and emulates arm64 on Linux amd64 only (this is ${process.platform} ${process.arch})`
   if (process.getuid?.() !== 0) return `needs root to register qemu with binfmt_misc, unpack a Debian root and chroot into it (running as uid ${process.getuid?.()})`
+  // About 400 s on the 2-core machine, beside deb.test.ts whose builds it slows: with it, a
+  // fresh clone's CI took 1,298 s of tests, past the suite's 20 minutes. Until its emulated part
+  // is cheaper (the service's 1 GiB demo file is written and hashed under emulation, and both
+  // packages are built), it runs only when asked.
+  if (process.env.TRANSFERFS_TEST_ARM64 !== '1') return 'runs only with TRANSFERFS_TEST_ARM64=1 (about 400 s: past what CI\'s 20 minutes can spare)'
   return null
 }
 const SKIP = skipReason()
