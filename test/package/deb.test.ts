@@ -22,15 +22,14 @@ import { chmod, copyFile, mkdir, mkdtemp, readFile, stat, writeFile } from 'node
 import { gzipSync } from 'node:zlib'
 import os from 'node:os'
 import path from 'node:path'
-import { Agent, request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { ServiceAnnouncement } from '../../src/api/types.js'
 import { DEMO_LARGE_FILE_SIZE } from '../../src/emulator/demo-content.js'
 import { withCleanBuild } from '../support/clean-build.js'
 import { removeTree } from '../support/fuse-cleanup.js'
 import { lastCommitEpoch } from '../support/clean-copy.js'
 import { DEBIAN_RELEASES, debianTarball, DebianRoot, missingHostTools, type DebianRelease, type RootRunResult } from './debian-root.js'
 import { explain, host, makeReleaseKey, release, startRepositoryServer, stopAgent, type HostRun, type Released, type ReleaseKey, type RepositoryServer } from './apt-repository.js'
+import { startRootService, type RootService } from './root-service.js'
 import { mountOwnFile, namespacePid, rootUser, runningImage, snapshot, waitFor, type RootUser, type StatusEntry, type TransferJson } from './root-user.js'
 
 /** What the root gets on top of minbase: `man` (which `systemd-analyze verify` runs too, for Documentation=man:) and systemd-analyze. */
@@ -85,7 +84,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   /** The repository after version N (older) was released into it, and the same after N+1 (current). */
   let repoN = ''
   let repoN1 = ''
-  let service: { announcement: ServiceAnnouncement; dispatcher: Agent; log: () => string } | undefined
+  let service: RootService | undefined
 
   const ada = rootUser(() => root!, USER, MOUNT)
   const { asRoot, asUser, transferfs, sh, mountLog, explainMount, mounted, daemons, json, status, info } = ada
@@ -95,18 +94,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   const ada13 = rootUser(() => trixie!, USER, MOUNT)
 
   /** The service's test controls (docs/local-service.md), from this machine. */
-  async function control<T>(method: 'GET' | 'POST' | 'DELETE', route: string, body?: unknown): Promise<T> {
-    const s = service!
-    const res = await request(`${new URL(s.announcement.baseUrl).origin}/_emulator${route}`, {
-      method,
-      dispatcher: s.dispatcher,
-      headers: { 'x-api-key': s.announcement.apiKey, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    })
-    const text = await res.body.text()
-    if (res.statusCode !== 200) throw new Error(`test control ${method} ${route} answered ${res.statusCode}: ${text}\n--- the service's log (end) ---\n${s.log().slice(-4000)}`)
-    return JSON.parse(text) as T
-  }
+  const control = <T>(method: 'GET' | 'POST' | 'DELETE', route: string, body?: unknown): Promise<T> => service!.control<T>(method, route, body)
   const recipientMail = async (to: string): Promise<MailEntry[]> => (await control<MailEntry[]>('GET', '/mail')).filter((m) => m.kind === 'recipient' && m.to === to)
 
   /** The pins (one): kept in full. */
@@ -261,30 +249,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
 
   /** Starts `transferfs serve --demo --controls` as the user, from the package's files; resolves with its announcement. */
   async function startService(): Promise<void> {
-    const node = `${SERVICE_TREE}/usr/lib/transferfs/node/bin/node`
-    const main = `${SERVICE_TREE}/usr/lib/transferfs/dist/src/cli/main.js`
-    const child = root!.start([node, main, 'serve', '--demo', '--controls'], { user: USER })
-    let stderr = ''
-    child.stderr!.on('data', (b: Buffer) => { stderr = (stderr + b.toString()).slice(-20_000) })
-    const line = await new Promise<string>((resolve, reject) => {
-      let stdout = ''
-      const timer = setTimeout(() => reject(new Error(`transferfs serve printed no announcement within 180 s:\n${stderr}`)), 180_000)
-      child.stdout!.on('data', (b: Buffer) => {
-        stdout += b.toString()
-        const nl = stdout.indexOf('\n')
-        if (nl >= 0) {
-          clearTimeout(timer)
-          resolve(stdout.slice(0, nl))
-        }
-      })
-      child.on('close', (code) => {
-        clearTimeout(timer)
-        reject(new Error(`transferfs serve ended (exit ${code}) before its announcement:\n${stderr}`))
-      })
-    })
-    const announcement = JSON.parse(line) as ServiceAnnouncement
-    const ca = await readFile(root!.host(announcement.ca), 'utf8')
-    service = { announcement, dispatcher: new Agent({ connect: { ca } }), log: () => stderr }
+    service = await startRootService(root!, [`${SERVICE_TREE}/usr/lib/transferfs/node/bin/node`, `${SERVICE_TREE}/usr/lib/transferfs/dist/src/cli/main.js`, 'serve', '--demo', '--controls'], USER)
   }
 
   beforeAll(async () => {
@@ -313,7 +278,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     await root?.close()
     await repo?.close()
     if (key) await stopAgent(key)
-    await service?.dispatcher.close()
+    await service?.close()
     if (work) await removeTree(work)
   }, 120_000)
 
