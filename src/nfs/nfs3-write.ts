@@ -12,7 +12,7 @@ import { childPath } from './handles.js'
 import { attrOf, attrOfHandle, attrOrNull, readHandle, readName, type NfsContext, type Procedure } from './procedure.js'
 import { NFS3, NfsStatusError } from './status.js'
 import { MAX_IO_BYTES } from './nfs3-read.js'
-import { XdrError } from './xdr.js'
+import { XdrError, type XdrWriter } from './xdr.js'
 
 /** The core's op `name`, or NOTSUPP when the core has none. */
 function opOf<K extends keyof FileSystemCore>(cx: NfsContext, name: K): NonNullable<FileSystemCore[K]> {
@@ -33,6 +33,16 @@ async function mustBeFree(cx: NfsContext, p: string): Promise<void> {
 
 /** The entry a change acts on, there (ENOENT otherwise, as the kernel's lookup answers). */
 const mustExist = (cx: NfsContext, p: string): Promise<NodeAttr> => attrOf(cx, p)
+
+/** The answer of a procedure that made an entry (CREATE, MKDIR, SYMLINK): its handle and attributes, then the folder's wcc_data. */
+async function madeReply(cx: NfsContext, p: string, dir: string): Promise<(w: XdrWriter) => void> {
+  const [attr, dirAttr] = await Promise.all([attrOrNull(cx, p), attrOrNull(cx, dir)])
+  return (w) => {
+    w.bool(true).opaque(cx.handles.handleOf(p))
+    writePostOpAttr(w, p, attr)
+    writeWcc(w, dir, dirAttr)
+  }
+}
 
 const setattr: Procedure = async (r, cx) => {
   const p = readHandle(r, cx)
@@ -98,12 +108,7 @@ const mkdir: Procedure = async (r, cx) => {
   const p = childPath(dir, name)
   await mustBeFree(cx, p)
   await opOf(cx, 'mkdir')(p, set.mode ?? 0o755)
-  const [attr, dirAttr] = await Promise.all([attrOrNull(cx, p), attrOrNull(cx, dir)])
-  return (w) => {
-    w.bool(true).opaque(cx.handles.handleOf(p))
-    writePostOpAttr(w, p, attr)
-    writeWcc(w, dir, dirAttr)
-  }
+  return madeReply(cx, p, dir)
 }
 
 const UNCHECKED = 0
@@ -133,12 +138,7 @@ const create: Procedure = async (r, cx) => {
     cx.writes.adopt(p, fh)
     if (verifier) cx.writes.createVerifiers.set(p, verifier)
   }
-  const [attr, dirAttr] = await Promise.all([attrOrNull(cx, p), attrOrNull(cx, dir)])
-  return (w) => {
-    w.bool(true).opaque(cx.handles.handleOf(p))
-    writePostOpAttr(w, p, attr)
-    writeWcc(w, dir, dirAttr)
-  }
+  return madeReply(cx, p, dir)
 }
 
 const write: Procedure = async (r, cx) => {
@@ -180,12 +180,7 @@ const symlink: Procedure = async (r, cx) => {
   const p = childPath(dir, name)
   await mustBeFree(cx, p)
   await opOf(cx, 'symlink')(target, p)
-  const [attr, dirAttr] = await Promise.all([attrOrNull(cx, p), attrOrNull(cx, dir)])
-  return (w) => {
-    w.bool(true).opaque(cx.handles.handleOf(p))
-    writePostOpAttr(w, p, attr)
-    writeWcc(w, dir, dirAttr)
-  }
+  return madeReply(cx, p, dir)
 }
 
 const mknod: Procedure = async (r, cx) => {
