@@ -153,11 +153,27 @@ function cookieOf(index: number, name: string): bigint {
   return BigInt((a >>> 0) + (b & 0x1fffff) * 2 ** 32) + 3n
 }
 
-/** Where a page after `cookie` starts in `names`; BAD_COOKIE when the entry it names is gone. */
-function startAfter(names: readonly string[], cookie: bigint): number {
+/**
+ * Each held listing's entries by cookie, made at its second page: a client pages a large folder
+ * in many calls, each of which would otherwise hash every name before where it starts.
+ */
+const positions = new WeakMap<Listing, Map<bigint, number>>()
+
+/** Where a page after `cookie` starts in `listing`; BAD_COOKIE when the entry it names is gone. */
+function startAfter(listing: Listing, cookie: bigint): number {
   if (cookie <= 2n) return Number(cookie)
-  for (let i = 2; i < names.length; i++) if (cookieOf(i, names[i] as string) === cookie) return i + 1
-  throw new NfsStatusError(NFS3.BAD_COOKIE)
+  let byCookie = positions.get(listing)
+  if (!byCookie) {
+    byCookie = new Map()
+    for (let i = 2; i < listing.names.length; i++) {
+      const c = cookieOf(i, listing.names[i] as string)
+      if (!byCookie.has(c)) byCookie.set(c, i) // the first of two names that share a cookie, as a scan finds it
+    }
+    positions.set(listing, byCookie)
+  }
+  const at = byCookie.get(cookie)
+  if (at === undefined) throw new NfsStatusError(NFS3.BAD_COOKIE)
+  return at + 1
 }
 
 /** The path of a listing's entry `name` in `dir`. */
@@ -183,7 +199,7 @@ async function listingFor(cx: NfsContext, dir: string, cookie: bigint, verifier:
 function page(listing: Listing, cookie: bigint, fits: (name: string, path: string) => boolean): { entries: Entry[]; eof: boolean } {
   const { names, dir } = listing
   const entries: Entry[] = []
-  let i = startAfter(names, cookie)
+  let i = startAfter(listing, cookie)
   for (; i < names.length; i++) {
     const name = names[i] as string
     const path = entryPath(dir, name)
