@@ -3,9 +3,9 @@
 // add). Which names exist differs between distributions, and a normal user's PATH may
 // lack the folder the helper is in, so both names are looked for in PATH and in the
 // usual bin folders, and unmounting goes through whichever one is there.
-import { execFile } from 'node:child_process'
 import { realpathSync, statSync } from 'node:fs'
 import path from 'node:path'
+import { runBounded, type CommandResult } from '../base/bounded-command.js'
 
 /** Searched in this order: fusermount3 first, as fuse3 is what current systems install. */
 export const HELPER_NAMES = ['fusermount3', 'fusermount'] as const
@@ -66,16 +66,9 @@ export const UNMOUNT_HELPER_TIMEOUT_MS = 10_000
  * throws, never waits past timeoutMs (the helper is killed then). stderr says why it failed,
  * or that no helper was found at all.
  */
-export function unmountWithHelper(dir: string, opts: { lazy?: boolean; timeoutMs?: number } = {}): Promise<{ ok: boolean; stderr: string }> {
+export function unmountWithHelper(dir: string, opts: { lazy?: boolean; timeoutMs?: number } = {}): Promise<CommandResult> {
   const helpers = findMountHelpers()
-  if (helpers.length === 0) return Promise.resolve({ ok: false, stderr: 'no FUSE mount helper (fusermount3 or fusermount) is installed: install the fuse3 package' })
+  if (helpers.length === 0) return Promise.resolve({ ok: false, stdout: '', stderr: 'no FUSE mount helper (fusermount3 or fusermount) is installed: install the fuse3 package' })
   const command = mountHelperCommand(helpers)
-  const timeout = opts.timeoutMs ?? UNMOUNT_HELPER_TIMEOUT_MS
-  return new Promise((resolve) => {
-    execFile(command, [opts.lazy === false ? '-u' : '-uz', dir], { timeout, killSignal: 'SIGKILL' }, (err, _stdout, stderr) => {
-      if (!err) return resolve({ ok: true, stderr: '' })
-      const timedOut = (err as { killed?: boolean }).killed === true
-      resolve({ ok: false, stderr: timedOut ? `${path.basename(command)} did not finish within ${timeout / 1000} s` : String(stderr || err.message).trim() })
-    })
-  })
+  return runBounded(command, [opts.lazy === false ? '-u' : '-uz', dir], opts.timeoutMs ?? UNMOUNT_HELPER_TIMEOUT_MS)
 }

@@ -1,20 +1,15 @@
 // Running the system's own commands (mount_nfs, umount, diskutil, mount), bounded, never
 // through a shell. A command is looked up on PATH first, then in the folders macOS keeps them
 // in: a launchd agent's PATH, or a user's, may lack /sbin and /usr/sbin.
-import { execFile } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import path from 'node:path'
+import { runBounded, type CommandResult } from '../../base/bounded-command.js'
 import { LIST_MOUNTS, parseMountList, type ListedMount, type SystemCommand } from './macos-commands.js'
 
 /** Where macOS keeps mount_nfs, umount and mount (/sbin) and diskutil (/usr/sbin). */
 const SYSTEM_DIRS: readonly string[] = ['/sbin', '/usr/sbin', '/bin', '/usr/bin']
 
-export interface CommandResult {
-  ok: boolean
-  stdout: string
-  /** Why it failed: its own words, or that it was not found or did not finish in time. */
-  stderr: string
-}
+export type { CommandResult }
 
 /** The file `name` runs from: the first executable one on PATH, then in SYSTEM_DIRS; the name itself when none is. */
 export function systemCommandPath(name: string, pathEnv: string = process.env.PATH ?? ''): string {
@@ -33,17 +28,7 @@ export function systemCommandPath(name: string, pathEnv: string = process.env.PA
 
 /** Runs `c` to its end or until `timeoutMs` (then it is killed); never throws. */
 export function runSystemCommand(c: SystemCommand, timeoutMs: number): Promise<CommandResult> {
-  const file = systemCommandPath(c.command)
-  return new Promise((resolve) => {
-    execFile(file, c.args, { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (!err) return resolve({ ok: true, stdout, stderr })
-      const e = err as NodeJS.ErrnoException & { killed?: boolean }
-      const why = e.code === 'ENOENT' ? `${c.command} was not found (looked on PATH and in ${SYSTEM_DIRS.join(', ')})`
-        : e.killed ? `${c.command} did not finish within ${timeoutMs / 1000} s`
-        : String(stderr || stdout || err.message).trim()
-      resolve({ ok: false, stdout, stderr: why })
-    })
-  })
+  return runBounded(systemCommandPath(c.command), c.args, timeoutMs, `${c.command} was not found (looked on PATH and in ${SYSTEM_DIRS.join(', ')})`)
 }
 
 /** ms `mount` may take to list the mounts (it asks the kernel only). */
