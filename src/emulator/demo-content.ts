@@ -18,6 +18,12 @@ export interface DemoFile {
   size: number
   /** A fresh stream of the whole content; the same bytes every time. */
   open(): NodeJS.ReadableStream
+  /**
+   * The content's digests, where they are known without reading it (the large file's: seeding
+   * then writes its GiB without hashing it on every start). test/emulator/demo-content.test.ts
+   * checks them against the stream.
+   */
+  digests?: { md5: string; crc32: number }
 }
 
 export interface DemoTransfer {
@@ -34,6 +40,8 @@ export interface DemoTransfer {
 export const DEMO_PASSWORD = 'demo-secret'
 /** The generated large file's size in bytes. */
 export const DEMO_LARGE_FILE_SIZE = 1024 ** 3
+/** The digests of largeFileStream(DEMO_LARGE_FILE_SIZE): to be made again whenever its bytes change. */
+export const DEMO_LARGE_FILE_DIGESTS = { md5: 'ea5382612ead26a6427bdd7469c8c90c', crc32: 1504718839 } as const
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
@@ -83,7 +91,7 @@ export function demoTransfers(): DemoTransfer[] {
       subject: 'Disk image (1 GiB)',
       message: 'The test disk image. Large on purpose.',
       sentAgoMs: 3 * DAY,
-      files: [{ name: 'disk-image.img', size: DEMO_LARGE_FILE_SIZE, open: () => largeFileStream(DEMO_LARGE_FILE_SIZE) }],
+      files: [{ name: 'disk-image.img', size: DEMO_LARGE_FILE_SIZE, open: () => largeFileStream(DEMO_LARGE_FILE_SIZE), digests: DEMO_LARGE_FILE_DIGESTS }],
     },
     {
       from: 'dave@example.com',

@@ -290,18 +290,40 @@ export class Store {
     this.onFileStored?.(file)
   }
 
-  /** Streams bytes into a new stored file of the transfer (seeding, demo); hashes on the way. */
-  async writeFile(transfer: StoredTransfer, name: string, source: NodeJS.ReadableStream | AsyncIterable<Buffer>, mtime?: number): Promise<StoredFile> {
+  /**
+   * Streams bytes into a new stored file of the transfer (seeding, demo); hashes on the way,
+   * unless the content's digests are known (then only its size is counted).
+   */
+  async writeFile(transfer: StoredTransfer, name: string, source: NodeJS.ReadableStream | AsyncIterable<Buffer>, mtime?: number,
+    digests?: { md5: string; crc32: number }): Promise<StoredFile> {
     const { fileid, path } = this.newFilePath(transfer)
     const hasher = new FileHasher()
-    await pipeline(source as AsyncIterable<Buffer>, hasher.tap(), createWriteStream(path))
-    const file: StoredFile = { fileid, name, path, mtime: mtime ?? this.clock.now(), downloads: [], ...hasher.result() }
+    const counter = new ByteCounter()
+    await pipeline(source as AsyncIterable<Buffer>, digests ? counter.tap() : hasher.tap(), createWriteStream(path))
+    const found = digests ? { ...digests, size: counter.size } : hasher.result()
+    const file: StoredFile = { fileid, name, path, mtime: mtime ?? this.clock.now(), downloads: [], ...found }
     await this.putFile(transfer, file)
     return file
   }
 
   async removeAll(): Promise<void> {
     await rm(join(this.dataDir, 'transfers'), { recursive: true, force: true })
+  }
+}
+
+/** The length of a byte stream, counted as it passes. */
+class ByteCounter {
+  size = 0
+
+  tap(): (source: AsyncIterable<Buffer>) => AsyncGenerator<Buffer> {
+    const self = this
+    return async function* (source) {
+      for await (const chunk of source) {
+        const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array)
+        self.size += buf.length
+        yield buf
+      }
+    }
   }
 }
 

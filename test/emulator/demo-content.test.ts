@@ -29,16 +29,18 @@ async function readAll(f: DemoFile): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
-/** Length and MD5 of a file's stream, without holding it in memory. */
-async function digest(f: DemoFile): Promise<{ length: number; md5: string }> {
+/** Length, MD5 and CRC-32 of a file's stream, without holding it in memory. */
+async function digest(f: DemoFile): Promise<{ length: number; md5: string; crc32: number }> {
   const hash = createHash('md5')
   let length = 0
+  let crc = 0
   for await (const c of f.open()) {
     const buf = c as Buffer
     length += buf.length
     hash.update(buf)
+    crc = crc32(buf, crc)
   }
-  return { length, md5: hash.digest('hex') }
+  return { length, md5: hash.digest('hex'), crc32: crc }
 }
 
 function find(subject: string | RegExp, name: string): DemoFile {
@@ -102,16 +104,21 @@ describe('demoTransfers: what the inbox holds', () => {
 describe('demoTransfers: file contents', () => {
   it('every stream yields exactly `size` bytes, and the same bytes twice (1 GiB file included)', async () => {
     const all = transfers.flatMap((t) => t.files)
+    const firsts = new Map<DemoFile, Awaited<ReturnType<typeof digest>>>()
     for (const f of all) {
       const first = await digest(f)
+      firsts.set(f, first)
       const second = await digest(f)
       expect({ name: f.name, length: first.length }).toEqual({ name: f.name, length: f.size })
       expect(second).toEqual(first)
+      // Digests given beforehand (what seeding stores without hashing) are the stream's.
+      if (f.digests) expect({ name: f.name, ...f.digests }).toEqual({ name: f.name, md5: first.md5, crc32: first.crc32 })
     }
-    // A fresh list opens fresh generators with the same result.
+    expect(all.filter((f) => f.digests).map((f) => f.name)).toEqual(['disk-image.img'])
+    // A fresh list opens fresh generators with the same result (the one above, not hashed again).
     const big = demoTransfers().flatMap((t) => t.files).find((f) => f.size === 1024 ** 3)!
-    const bigAgain = transfers.flatMap((t) => t.files).find((f) => f.size === 1024 ** 3)!
-    expect((await digest(big)).md5).toBe((await digest(bigAgain)).md5)
+    const bigAgain = all.find((f) => f.size === 1024 ** 3)!
+    expect((await digest(big)).md5).toBe(firsts.get(bigAgain)!.md5)
   })
 
   it('the large file has no two equal sectors where a wrong offset would hide', async () => {
