@@ -101,7 +101,7 @@ export const TEST_TOOLS = [
   { path: '/usr/share/caja-python/extensions', apt: ['python3-caja'], dnf: 'caja-python', why: 'the file-manager tests load the extension under Caja\'s binding' },
   { command: 'nautilus', apt: ['nautilus'], dnf: 'nautilus', why: 'the file-manager test runs Nautilus with the extension' },
   { command: 'caja', apt: ['caja'], dnf: 'caja', why: 'the file-manager test runs Caja with the extension' },
-  { command: 'xvfb-run', apt: ['xvfb'], dnf: 'xorg-x11-server-Xvfb', why: 'the file-manager test runs the file managers on a virtual screen' },
+  { command: 'Xvfb', apt: ['xvfb'], dnf: 'xorg-x11-server-Xvfb', why: 'the desktop tests run the file managers and the send dialog on a virtual screen' },
   { command: 'gdbus', apt: ['libglib2.0-bin'], dnf: 'glib2', why: 'the file-manager test turns accessibility on over the session bus' },
   { command: 'import', apt: ['imagemagick'], dnf: 'ImageMagick', why: 'the file-manager test takes screenshots' },
   { module: 'dogtail', apt: ['python3-dogtail'], dnf: 'python3-dogtail', why: 'the file-manager test drives the file managers through AT-SPI' },

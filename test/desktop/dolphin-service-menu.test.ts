@@ -9,7 +9,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REPO, run, tempDir, TS_REGISTER, waitFor } from '../support/mount.js'
-import { serverNumber } from './x-display.js'
+import { onXDisplay } from '../support/x-display.js'
 import { CLI } from '../mount/harness.js'
 import { state } from '../mount/pinning.js'
 import { bytes, type User, useSendingMount } from '../send-mount/helpers.js'
@@ -75,7 +75,7 @@ async function runAction(name: string, paths: string[], display = false): Promis
   if (!display) return run(argv[0]!, argv.slice(1), { timeoutMs: 120_000 })
   // On an X display of its own; the clipboard read back before the display goes.
   const script = '"$@" && xclip -o -selection clipboard'
-  return run('xvfb-run', ['-a', '-n', String(serverNumber()), 'sh', '-c', script, 'sh', ...argv], { timeoutMs: 60_000 })
+  return run(...onXDisplay(['sh', '-c', script, 'sh', ...argv]), { timeoutMs: 60_000 })
 }
 
 const recorded = async (): Promise<string> => fsp.readFile(record, 'utf8').catch(() => '')

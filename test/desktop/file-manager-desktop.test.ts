@@ -1,6 +1,6 @@
 // The file managers themselves with the transferfs extension, on a real mount of the local
-// service holding the demo's transfers (what `npm start` shows), each under `xvfb-run -a
-// dbus-run-session` with accessibility on, started once for the file:
+// service holding the demo's transfers (what `npm start` shows), each on a display of its own with a
+// session bus (test/support/desktop-session.ts), accessibility on, started once for the file:
 // - Nautilus 43 (nautilus-python 4): the extension loads with no Python traceback; the inbox in
 //   list view shows the "Transfer" column with each transfer's state in words and an emblem by
 //   its name, read through AT-SPI (the screen is also kept as a PNG); through AT-SPI (dogtail), a
@@ -71,7 +71,7 @@ const onPath = async (command: string): Promise<boolean> => (await run('sh', ['-
 async function missingTools(m: Manager): Promise<string[]> {
   const missing: string[] = []
   if (!(await onPath(m.command)) || !existsSync(m.bindingDir)) missing.push(m.packages)
-  for (const [command, pkg] of [['xvfb-run', 'xvfb'], ['import', 'imagemagick'], ['gdbus', 'libglib2.0-bin'], ['dbus-run-session', 'dbus']]) {
+  for (const [command, pkg] of [['Xvfb', 'xvfb'], ['import', 'imagemagick'], ['gdbus', 'libglib2.0-bin'], ['dbus-run-session', 'dbus']]) {
     if (!(await onPath(command!))) missing.push(pkg!)
   }
   if ((await run(PYTHON, ['-c', 'import dogtail, pyatspi'])).code !== 0) missing.push('python3-dogtail python3-pyatspi')

@@ -2,13 +2,13 @@
 // Xvfb with a session bus of its own (test/desktop/send-dialog/drive_dialog.py), against the local
 // service: filled in and confirmed with a mount running, the transfer arrives once with the right
 // recipients and MD5; Cancel sends nothing; signed out, the dialog says so in plain words; the
-// service unreachable, it says that.
+// service unreachable, it says that. Without a display it says so in one line.
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REPO, run, tempDir, TS_REGISTER } from '../support/mount.js'
-import { serverNumber } from './x-display.js'
+import { onXDisplay } from '../support/x-display.js'
 import { CLI } from '../mount/harness.js'
 import { bytes, md5, outboxDrained, outboxFiles, SETTLE, sentRecords, transferFiles, type User, useSendingMount } from '../send-mount/helpers.js'
 
@@ -26,7 +26,7 @@ interface Driven { code: number | null; stdout: string; stderr: string; status: 
 /** The dialog on `paths`, driven by `scenario` in a display and a session bus of its own. */
 async function drive(paths: string[], scenario: Record<string, unknown>): Promise<Driven> {
   const spec = JSON.stringify({ dialog: [DIALOG, ...paths], ...scenario })
-  const r = await run('xvfb-run', ['-a', '-n', String(serverNumber()), '-s', '-screen 0 1024x768x24', 'dbus-run-session', '--', '/usr/bin/python3', DRIVER, spec], { timeoutMs: 90_000 })
+  const r = await run(...onXDisplay(['dbus-run-session', '--', '/usr/bin/python3', DRIVER, spec], '1024x768x24'), { timeoutMs: 90_000 })
   const line = r.stdout.trim().split('\n').pop() ?? ''
   let driven: Driven
   try {
@@ -34,7 +34,8 @@ async function drive(paths: string[], scenario: Record<string, unknown>): Promis
   } catch {
     throw new Error(`the driver said nothing of use (exit ${r.code}): ${r.stdout}\n${r.stderr}`)
   }
-  if (driven.error) throw new Error(`${driven.error}\n${driven.stderr}`)
+  // The session's own stderr too (the display's start, the driver's retry): what a failure needs.
+  if (driven.error) throw new Error(`${driven.error}\n${driven.stderr}\n${r.stderr}`)
   return driven
 }
 
@@ -59,6 +60,21 @@ beforeAll(() => {
 afterAll(() => {
   if (savedCommand === undefined) delete process.env.TRANSFERFS_COMMAND
   else process.env.TRANSFERFS_COMMAND = savedCommand
+})
+
+describe('the send dialog without a display', () => {
+  // Started from a terminal outside a desktop session, or on a display that does not answer:
+  // one line saying so, not a Python traceback, and nothing sent (exit 1).
+  it.each([
+    ['neither DISPLAY nor WAYLAND_DISPLAY set', ['-u', 'DISPLAY', '-u', 'WAYLAND_DISPLAY'], /^transferfs-send-dialog: no display to show the dialog on \(neither DISPLAY nor WAYLAND_DISPLAY is set\): run it from a desktop session$/],
+    ['DISPLAY naming no server', ['-u', 'WAYLAND_DISPLAY', 'DISPLAY=:65000'], /^transferfs-send-dialog: cannot open the display \(DISPLAY=:65000\) to show the dialog on$/],
+  ])('%s: says so in one line and exits 1', async (_, env, said) => {
+    const r = await run('env', [...env, DIALOG, path.join(REPO, 'package.json')], { timeoutMs: 30_000 })
+    expect(r.stderr.trimEnd().split('\n'), r.stderr).toHaveLength(1)
+    expect(r.stderr.trimEnd()).toMatch(said)
+    expect(r.stdout).toBe('')
+    expect(r.code).toBe(1)
+  }, 40_000)
 })
 
 describe('the send dialog', () => {

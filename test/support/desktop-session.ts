@@ -1,6 +1,6 @@
-// A desktop application under test, in a session of its own: `xvfb-run -a dbus-run-session`
-// with accessibility on (test/desktop/fixtures/desktop-session.sh), in a process group of its
-// own that ends by itself after `lifeMs` whatever happens to the test. Clients (AT-SPI drivers,
+// A desktop application under test, in a session of its own: a display of its own (x-display.ts)
+// and `dbus-run-session` with accessibility on (test/desktop/fixtures/desktop-session.sh), in a
+// process group of its own that ends by itself after `lifeMs` whatever happens to the test. Clients (AT-SPI drivers,
 // `import` for screenshots) run inside it through run(). stop() ends all of it within a
 // deadline: the group asked to end, then killed, then whatever the session bus started that
 // left the group (found by a mark in its environment) killed too; an exit hook does the same
@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { collectGroup, killGroup, killGroupSync } from '../../scripts/support/process-group.js'
 import { REPO, tempDir, waitFor, type RunResult } from './mount.js'
+import { onXDisplay } from './x-display.js'
 
 const SESSION_SCRIPT = path.join(REPO, 'test/desktop/fixtures/desktop-session.sh')
 /** ms: for the session to be up (X server, session bus, accessibility on). */
@@ -74,11 +75,11 @@ export async function startDesktopSession(app: string[], opts: { env?: NodeJS.Pr
   const logFile = path.join(dir, 'session.log')
   const mark = path.basename(dir)
   const lifeS = Math.ceil((opts.lifeMs ?? 300_000) / 1000)
-  const screen = `-screen 0 ${opts.width ?? 1280}x${opts.height ?? 800}x24 -nolisten tcp`
+  const [launcher, onDisplay] = onXDisplay(['dbus-run-session', '--', 'bash', SESSION_SCRIPT, envFile, ...app], `${opts.width ?? 1280}x${opts.height ?? 800}x24`)
   const base: NodeJS.ProcessEnv = { ...process.env, ...opts.env, TRANSFERFS_DESKTOP_SESSION: mark }
   const out = openSync(logFile, 'a')
   // timeout(1) ends the whole group after lifeS, then kills it 5 s later: the session never outlives that.
-  const child = spawn('timeout', ['-k', '5', String(lifeS), 'xvfb-run', '-a', '-s', screen, 'dbus-run-session', '--', 'bash', SESSION_SCRIPT, envFile, ...app], {
+  const child = spawn('timeout', ['-k', '5', String(lifeS), launcher, ...onDisplay], {
     detached: true,
     stdio: ['ignore', out, out],
     env: base,

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any, List, Optional
+from typing import Any, List, Mapping, Optional
 
 from . import core, sending
 from .mounts import read_mounts
@@ -35,6 +35,14 @@ def missing_toolkit(error: Exception) -> int:
     return 1
 
 
+def no_display_text(env: Mapping[str, str]) -> str:
+    """Why there is no window, in one line: started outside a desktop session, or its display would not open."""
+    named = ["%s=%s" % (k, env[k]) for k in ("WAYLAND_DISPLAY", "DISPLAY") if env.get(k)]
+    if not named:
+        return "no display to show the dialog on (neither DISPLAY nor WAYLAND_DISPLAY is set): run it from a desktop session"
+    return "cannot open the display (%s) to show the dialog on" % ", ".join(named)
+
+
 def main(argv: List[str]) -> int:
     paths = [a for a in argv if a != "--"]
     if not paths:
@@ -44,14 +52,18 @@ def main(argv: List[str]) -> int:
         import gi
 
         gi.require_version("Gtk", "4.0")
-        from gi.repository import GLib, Gtk
+        gi.require_version("Gdk", "4.0")
+        from gi.repository import Gdk, GLib, Gtk
     except (ImportError, ValueError) as error:
         return missing_toolkit(error)
     # The name the desktop and assistive technologies know the program by.
     GLib.set_prgname("transferfs-send-dialog")
     GLib.set_application_name(TITLE)
-    if not Gtk.init_check():
-        print("transferfs-send-dialog: no display to show the dialog on", file=sys.stderr)
+    # Gtk.init_check() is no test: PyGObject already called it on import, and a second call says
+    # True even when the first found no display. Whether a display was opened is what counts.
+    Gtk.init_check()
+    if Gdk.Display.get_default() is None:
+        print("transferfs-send-dialog: " + no_display_text(os.environ), file=sys.stderr)
         return 1
     dialog = SendDialog(Gtk, GLib, [os.path.abspath(p) for p in paths])
     dialog.run()

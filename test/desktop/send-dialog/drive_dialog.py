@@ -1,5 +1,6 @@
-"""Drives the send dialog as a person would, through AT-SPI (pyatspi), under Xvfb and a session
-bus of its own: `xvfb-run -a dbus-run-session -- /usr/bin/python3 drive_dialog.py SCENARIO_JSON`.
+"""Drives the send dialog as a person would, through AT-SPI (pyatspi), on a display and a session
+bus of its own: `x_display.py -- dbus-run-session -- /usr/bin/python3 drive_dialog.py SCENARIO_JSON`.
+The dialog is started once the display answers, and once more if it could not open it all the same.
 
 The scenario (JSON): `dialog` (the program's argv), `fill` (accessible name -> text for entries,
 true for check boxes, "click" for buttons, in order), `screenshot` (a PNG to save of the dialog
@@ -10,6 +11,7 @@ stderr, and the status line seen.
 """
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -17,18 +19,61 @@ import time
 
 import pyatspi
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+from x_display import display_answers  # noqa: E402
+
 APP = "transferfs-send-dialog"
+#: s: for the display to take a connection before the dialog is started.
+DISPLAY_WAIT_S = 15
+#: What the dialog says (or GTK raises) when it could not open the display: it showed nothing.
+NO_DISPLAY = ("transferfs-send-dialog: cannot open the display", "transferfs-send-dialog: no display", "Gtk couldn't be initialized")
 
 
-def find_app(deadline):
+class DialogEnded(Exception):
+    """The dialog's process ended before it showed on the accessibility bus."""
+
+
+def wait_for_display():
+    deadline = time.time() + DISPLAY_WAIT_S
+    while not display_answers():
+        if time.time() > deadline:
+            raise TimeoutError("the X display %s did not answer within %d s" % (os.environ.get("DISPLAY"), DISPLAY_WAIT_S))
+        time.sleep(0.2)
+
+
+def find_app(deadline, dialog):
     while time.time() < deadline:
         desktop = pyatspi.Registry.getDesktop(0)
         for i in range(desktop.childCount):
             app = desktop.getChildAtIndex(i)
             if app is not None and app.name == APP and app.childCount > 0:
                 return app
+        if dialog.poll() is not None:
+            raise DialogEnded()
         time.sleep(0.2)
     raise TimeoutError("the dialog did not show on the accessibility bus")
+
+
+def start_dialog(argv):
+    """The dialog's process and its application on the accessibility bus, the display answering first.
+    A dialog that could not open the display anyway is started once more (it showed nothing, so
+    nothing was sent); a second such failure is the test's, said as it is."""
+    for attempt in (1, 2):
+        wait_for_display()
+        dialog = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            return dialog, find_app(time.time() + 30, dialog)
+        except DialogEnded:
+            out, err = dialog.communicate()
+            if attempt == 1 and any(s in err for s in NO_DISPLAY):
+                print("drive_dialog: the dialog could not open the display %s; starting it once more: %s" % (os.environ.get("DISPLAY"), err.strip()[-300:]), file=sys.stderr)
+                continue
+            raise RuntimeError("the dialog ended (exit %s) before it showed a window%s:\n%s%s" % (
+                dialog.returncode, ", twice unable to open the display" if attempt == 2 else "", out, err))
+        except BaseException:
+            dialog.kill()
+            dialog.communicate()
+            raise
 
 
 def walk(node, depth=0):
@@ -111,10 +156,13 @@ def screenshot(app, path):
 
 def main():
     scenario = json.loads(sys.argv[1])
-    dialog = subprocess.Popen(scenario["dialog"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen_status = None
     try:
-        app = find_app(time.time() + 30)
+        dialog, app = start_dialog(scenario["dialog"])
+    except BaseException as error:
+        print(json.dumps({"error": "%s: %s" % (type(error).__name__, error), "code": None, "stdout": "", "stderr": "", "status": None}))
+        return 1
+    try:
         for name, value in scenario.get("fill", []):
             node = find(app, name)
             if value is True or value == "click":
