@@ -2,6 +2,7 @@
 // would (TRANSFERFS_* environment, `transferfs login`; see test/mount/harness.ts), the CLI
 // run as a child process, and transfers put on the service through the client.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { createCipheriv, createHash } from 'node:crypto'
 import { TransferClient } from '../../src/api/client.js'
 import type { Transfer } from '../../src/api/types.js'
 import { CLI, cli, login, serviceClient, useAccount, type Account } from '../mount/harness.js'
@@ -60,15 +61,20 @@ export async function putTransfer(client: TransferClient, files: NewFile[], opts
   return client.transfers.complete(init.transferid, init.transferkey)
 }
 
-/** Deterministic bytes (no two chunks alike, so a chunk written at the wrong place shows). */
+/**
+ * Deterministic bytes (no two chunks alike, so a chunk written at the wrong place shows): the
+ * AES-CTR keystream of a key made from the seed, the same on every run, and the bytes of a
+ * shorter call the start of a longer one with the same seed. Made by OpenSSL at GB/s: the
+ * suite makes a few GiB of them.
+ */
 export function bytes(size: number, seed = 1): Buffer {
-  const b = Buffer.allocUnsafe(size)
-  let x = seed * 2654435761 >>> 0
-  for (let i = 0; i < size; i++) {
-    x = (x * 1103515245 + 12345) >>> 0
-    b[i] = x >>> 24
-  }
-  return b
+  const key = createHash('sha256').update(`transferfs test bytes ${seed}`).digest().subarray(0, 16)
+  const cipher = createCipheriv('aes-128-ctr', key, Buffer.alloc(16))
+  const out = Buffer.allocUnsafe(size)
+  // Through a zeroed piece of 4 MiB at a time: twice the bytes are never held.
+  const zeros = Buffer.alloc(Math.min(size, 4 * 1024 * 1024))
+  for (let at = 0; at < size; at += zeros.length) cipher.update(zeros.subarray(0, Math.min(zeros.length, size - at))).copy(out, at)
+  return out
 }
 
 /** The CLI started and left running (to be killed mid-way). */

@@ -104,21 +104,17 @@ describe('demoTransfers: what the inbox holds', () => {
 describe('demoTransfers: file contents', () => {
   it('every stream yields exactly `size` bytes, and the same bytes twice (1 GiB file included)', async () => {
     const all = transfers.flatMap((t) => t.files)
-    const firsts = new Map<DemoFile, Awaited<ReturnType<typeof digest>>>()
+    // The large file's second stream is a fresh list's: one pass less over its GiB.
+    const fresh = new Map(demoTransfers().flatMap((t) => t.files).map((f) => [f.name, f]))
     for (const f of all) {
       const first = await digest(f)
-      firsts.set(f, first)
-      const second = await digest(f)
+      const second = await digest(f.digests ? fresh.get(f.name)! : f)
       expect({ name: f.name, length: first.length }).toEqual({ name: f.name, length: f.size })
       expect(second).toEqual(first)
       // Digests given beforehand (what seeding stores without hashing) are the stream's.
       if (f.digests) expect({ name: f.name, ...f.digests }).toEqual({ name: f.name, md5: first.md5, crc32: first.crc32 })
     }
     expect(all.filter((f) => f.digests).map((f) => f.name)).toEqual(['disk-image.img'])
-    // A fresh list opens fresh generators with the same result (the one above, not hashed again).
-    const big = demoTransfers().flatMap((t) => t.files).find((f) => f.size === 1024 ** 3)!
-    const bigAgain = all.find((f) => f.size === 1024 ** 3)!
-    expect((await digest(big)).md5).toBe(firsts.get(bigAgain)!.md5)
   })
 
   it('the large file has no two equal sectors where a wrong offset would hide', async () => {
