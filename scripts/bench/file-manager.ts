@@ -12,7 +12,9 @@
 // asks the info providers about one file of a folder at a time, each provider in turn, so
 // at that point the view holds all the rows and the transferfs extension has filled the
 // Transfer column of all of them but at most the last. The time runs from just before
-// Nautilus is started; the two sides alternate, 3 times each, and the medians are compared.
+// Nautilus is started; the two sides alternate, 3 times each (BENCH_FM_RUNS), and the medians
+// are compared, and so is each round's pair. BENCH_FM_COMPARE=<entry file> adds a third side to
+// each round, another copy of the extension (an earlier commit's): a before and after under one load.
 // The service's counters are read for each open: its bytes served (file content) and
 // requests.
 import { spawn } from 'node:child_process'
@@ -30,6 +32,8 @@ const PROBE = path.join(root, 'scripts/bench/file-manager-probe.py')
 const READS = path.join(root, 'scripts/bench/file-manager-reads.py')
 /** The extension's entry file (BENCH_FM_EXTENSION: another, such as a changed copy to profile). */
 const EXTENSION = path.resolve(process.env.BENCH_FM_EXTENSION ?? path.join(root, 'desktop/file-managers/nautilus/transferfs_nautilus.py'))
+/** BENCH_FM_COMPARE: another copy's entry file (an earlier commit's), opened as a third side of each round, for a before/after under the same load. */
+const COMPARE = process.env.BENCH_FM_COMPARE ? path.resolve(process.env.BENCH_FM_COMPARE) : undefined
 const SETTINGS: Array<[string, string, string]> = [
   ['org.gnome.nautilus.preferences', 'default-folder-viewer', 'list-view'],
   ['org.gnome.nautilus.list-view', 'default-visible-columns', "['name', 'size', 'Transferfs::state']"],
@@ -73,15 +77,15 @@ async function nautilusCpu(mark: string): Promise<number> {
   return NaN
 }
 
-/** One fresh Nautilus in a fresh session on `folder`; the ms until the probe has seen every entry. */
-async function openInNautilus(home: string, folder: string, withExtension: boolean): Promise<Open> {
+/** One fresh Nautilus in a fresh session on `folder`, with the extension at `extension` (none: without it); the ms until the probe has seen every entry. */
+async function openInNautilus(home: string, folder: string, extension: string | undefined): Promise<Open> {
   await rm(home, { recursive: true, force: true })
   const extensions = path.join(home, 'data', 'nautilus-python', 'extensions')
   await mkdir(extensions, { recursive: true })
   await mkdir(path.join(home, 'run'), { mode: 0o700 })
   await symlink(PROBE, path.join(extensions, 'transferfs_bench_probe.py'))
-  if (withExtension) await symlink(EXTENSION, path.join(extensions, 'transferfs_nautilus.py'))
-  const mark = path.basename(home) + (withExtension ? '-with' : '-without')
+  if (extension) await symlink(extension, path.join(extensions, 'transferfs_nautilus.py'))
+  const mark = path.basename(home) + (extension ? '-with' : '-without')
   const start = path.join(home, 'start'), done = path.join(home, 'done'), logFile = path.join(home, 'session.log')
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -150,12 +154,13 @@ await withBenchWorld('file-manager', {}, async (w) => {
   const inbox = path.join(mountDir, 'inbox')
   await sh('ls', [inbox])
   let refreshed = 0
-  const sides = { without: newSide(), with: newSide() }
+  const sides = { without: newSide(), with: newSide(), compared: newSide() }
+  const extensionOf = { without: undefined, with: EXTENSION, compared: COMPARE }
   for (let i = 0; i < RUNS; i++) {
-    for (const side of ['without', 'with'] as const) {
+    for (const side of COMPARE ? ['without', 'with', 'compared'] as const : ['without', 'with'] as const) {
       refreshed = await freshInbox(service, inbox, refreshed)
       const mountCpu = await cpuSeconds(mountPid)
-      const open = await openInNautilus(path.join(w.home, 'nautilus'), inbox, side === 'with')
+      const open = await openInNautilus(path.join(w.home, 'nautilus'), inbox, extensionOf[side])
       const counters = await service.counters()
       const s = sides[side]
       s.ms.push(open.ms)
@@ -196,4 +201,15 @@ await withBenchWorld('file-manager', {}, async (w) => {
     { figure: 'without the extension: requests', value: sides.without.requests, unit: 'requests', how: `the service's counters over the ${RUNS} opens without it: ${JSON.stringify(sides.without.calls)}` },
     { figure: 'with the extension: entries it could not read', value: sides.with.failures, unit: '', target: '0', how: 'its "transferfs: reading ..." lines on stderr' },
   )
+  if (COMPARE) {
+    const compared = median(sides.compared.ms)
+    const pairs = sides.compared.ms.map((ms, i) => ms / sides.without.ms[i]!)
+    rows.push(
+      { figure: 'Nautilus: inbox/ with the compared extension', value: compared, unit: 'ms', baseline: 'Nautilus: inbox/ without the extension', ratio: compared / without, how: `${how}, with ${path.relative(root, COMPARE)} (BENCH_FM_COMPARE), the third open of each round; runs ${runs(sides.compared.ms)} ms` },
+      { figure: 'Nautilus: with the compared extension / without, round by round', value: median(pairs), unit: '×', how: `median of the ${RUNS} rounds' ratios: ${pairs.map((x) => formatNumber(x)).join(', ')}` },
+      { figure: 'CPU of nautilus with the compared extension', value: median(sides.compared.nautilusCpuS), unit: 'CPU-s', baseline: 'CPU of nautilus without the extension', ratio: median(sides.compared.nautilusCpuS) / median(sides.without.nautilusCpuS), how: cpuHow(`the nautilus process; runs ${runs(sides.compared.nautilusCpuS)}`) },
+      { figure: 'CPU of the mount with the compared extension', value: median(sides.compared.mountCpuS), unit: 'CPU-s', baseline: 'CPU of the mount without the extension', ratio: median(sides.compared.mountCpuS) / median(sides.without.mountCpuS), how: cpuHow(`the mount's daemon; runs ${runs(sides.compared.mountCpuS)}`) },
+      { figure: 'with the compared extension: bytes served', value: sides.compared.bytes, unit: 'bytes', target: '0', how: `the service's counters over its ${RUNS} opens` },
+    )
+  }
 })
