@@ -33,7 +33,7 @@ class Ask:
         self.path = path
         #: Not yet completed: the file may still be shown.
         self.open = True
-        self._timer: Optional[int] = GLib.timeout_add_seconds(ANSWER_SECONDS, self._late)
+        self._timer: Optional[int] = GLib.timeout_add(int(ANSWER_SECONDS * 1000), self._late)
 
     def complete(self, failed: bool = False) -> None:
         if not self.open:
@@ -53,6 +53,6 @@ class Ask:
     def _late(self) -> bool:
         self._timer = None
         if self.open:
-            print("transferfs: reading %s: no answer within %d s" % (core.plain_text(self.path), ANSWER_SECONDS), file=sys.stderr)
+            print("transferfs: reading %s: no answer within %g s" % (core.plain_text(self.path), ANSWER_SECONDS), file=sys.stderr)
             self.complete(failed=True)
         return False
