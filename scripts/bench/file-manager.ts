@@ -34,6 +34,8 @@ const READS = path.join(root, 'scripts/bench/file-manager-reads.py')
 const EXTENSION = path.resolve(process.env.BENCH_FM_EXTENSION ?? path.join(root, 'desktop/file-managers/nautilus/transferfs_nautilus.py'))
 /** BENCH_FM_COMPARE: another copy's entry file (an earlier commit's), opened as a third side of each round, for a before/after under the same load. */
 const COMPARE = process.env.BENCH_FM_COMPARE ? path.resolve(process.env.BENCH_FM_COMPARE) : undefined
+/** What the compared copy is, for the figures (BENCH_FM_COMPARE_NAME, e.g. "main at ed75029"); else its path. */
+const COMPARE_NAME = process.env.BENCH_FM_COMPARE_NAME ?? (COMPARE && path.relative(root, COMPARE))
 const SETTINGS: Array<[string, string, string]> = [
   ['org.gnome.nautilus.preferences', 'default-folder-viewer', 'list-view'],
   ['org.gnome.nautilus.list-view', 'default-visible-columns', "['name', 'size', 'Transferfs::state']"],
@@ -205,7 +207,7 @@ await withBenchWorld('file-manager', {}, async (w) => {
     const compared = median(sides.compared.ms)
     const pairs = sides.compared.ms.map((ms, i) => ms / sides.without.ms[i]!)
     rows.push(
-      { figure: 'Nautilus: inbox/ with the compared extension', value: compared, unit: 'ms', baseline: 'Nautilus: inbox/ without the extension', ratio: compared / without, how: `${how}, with ${path.relative(root, COMPARE)} (BENCH_FM_COMPARE), the third open of each round; runs ${runs(sides.compared.ms)} ms` },
+      { figure: 'Nautilus: inbox/ with the compared extension', value: compared, unit: 'ms', baseline: 'Nautilus: inbox/ without the extension', ratio: compared / without, how: `${how}, with the extension of ${COMPARE_NAME} (BENCH_FM_COMPARE), the third open of each round; runs ${runs(sides.compared.ms)} ms` },
       { figure: 'Nautilus: with the compared extension / without, round by round', value: median(pairs), unit: '×', how: `median of the ${RUNS} rounds' ratios: ${pairs.map((x) => formatNumber(x)).join(', ')}` },
       { figure: 'CPU of nautilus with the compared extension', value: median(sides.compared.nautilusCpuS), unit: 'CPU-s', baseline: 'CPU of nautilus without the extension', ratio: median(sides.compared.nautilusCpuS) / median(sides.without.nautilusCpuS), how: cpuHow(`the nautilus process; runs ${runs(sides.compared.nautilusCpuS)}`) },
       { figure: 'CPU of the mount with the compared extension', value: median(sides.compared.mountCpuS), unit: 'CPU-s', baseline: 'CPU of the mount without the extension', ratio: median(sides.compared.mountCpuS) / median(sides.without.mountCpuS), how: cpuHow(`the mount's daemon; runs ${runs(sides.compared.mountCpuS)}`) },

@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import core, folder_reads
@@ -88,7 +89,7 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
             return self._columns
 
         def _current_mounts(self) -> List[core.Mount]:
-            now = GLib.get_monotonic_time() / 1e6
+            now = time.monotonic()
             if now - self._mounts_read_at > MOUNTS_TTL_SECONDS:
                 self._mounts = core.read_mounts()
                 self._mounts_read_at = now

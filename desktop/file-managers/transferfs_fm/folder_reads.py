@@ -23,6 +23,7 @@ folder listed anew (the file manager let its files go and made new ones): a new 
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import core
@@ -84,7 +85,8 @@ class FolderReads:
         self._swept_at = 0.0
 
     def _now(self) -> float:
-        return self._GLib.get_monotonic_time() / 1e6
+        # The clock GLib's is (CLOCK_MONOTONIC), without a call through PyGObject for each entry.
+        return time.monotonic()
 
     def take(self, path: str, asker: int) -> Optional[Attributes]:
         """The attributes of `path` now, where its folder's enumeration has read them (fresh, not

@@ -132,9 +132,11 @@ def main():
         assert result == fm.OperationResult.IN_PROGRESS, result
 
         awaited.append(handle)
-        give_up = GLib.timeout_add_seconds(20, loop.quit)
+        gave_up = []
+        give_up = GLib.timeout_add_seconds(20, lambda: gave_up.append(True) or loop.quit())
         loop.run()
-        GLib.source_remove(give_up)
+        if not gave_up:
+            GLib.source_remove(give_up)
         results[info] = next((r for h, r in completions if h is handle), None)
         return False
 
