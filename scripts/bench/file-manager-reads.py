@@ -5,8 +5,12 @@ from Nautilus's. Prints one JSON object of milliseconds.
   file-manager-reads.py FOLDER
 
 - `syscalls`: each entry's lstat and its three attributes (os.getxattr), one entry after another;
-- `gio`: the extension's own read (Gio.File.query_info_async of the same attributes, answered on
-  a GLib main loop), one entry after another as Nautilus asks its extensions.
+- `gio`: each entry's read alone (Gio.File.query_info_async of the same attributes, answered on
+  a GLib main loop), one entry after another as Nautilus asks its extensions: what the extension
+  did for every entry before it read folders whole;
+- `enumeration`: the extension's own reads (folder_reads.py: one enumeration of the folder with
+  the attributes, read a chunk at a time by GIO's threads), each entry taken in the folder's order
+  as Nautilus asks, the next once the last is answered.
 """
 
 import json
@@ -20,7 +24,7 @@ gi.require_version("Gio", "2.0")
 from gi.repository import Gio, GLib  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "desktop", "file-managers"))
-from transferfs_fm import adapter, core  # noqa: E402
+from transferfs_fm import adapter, core, folder_reads  # noqa: E402
 
 folder = sys.argv[1]
 paths = [os.path.join(folder, name) for name in sorted(os.listdir(folder))]
@@ -60,4 +64,33 @@ t0 = time.monotonic()
 GLib.idle_add(lambda: next_one() and False)
 loop.run()
 gio = (time.monotonic() - t0) * 1000
-print(json.dumps({"entries": len(paths), "syscalls": syscalls, "gio": gio, "failed": len(failed)}))
+
+reads = folder_reads.FolderReads(Gio, GLib, adapter.GIO_ATTRIBUTES)
+listed = [os.path.join(folder, name) for name in os.listdir(folder)]
+left = list(reversed(listed))
+missed = []
+
+
+def take_on():
+    while left:
+        p = left.pop()
+        if reads.take(p, 0) is not None:
+            continue
+
+        def then(attributes, p=p):
+            if attributes is None:
+                missed.append(p)
+            take_on()
+
+        if not reads.wait(p, 0, then):
+            missed.append(p)
+            continue
+        return
+    loop.quit()
+
+
+t0 = time.monotonic()
+GLib.idle_add(lambda: take_on() and False)
+loop.run()
+enumeration = (time.monotonic() - t0) * 1000
+print(json.dumps({"entries": len(paths), "syscalls": syscalls, "gio": gio, "enumeration": enumeration, "failed": len(failed), "missed": len(missed)}))

@@ -12,7 +12,9 @@
 // asks the info providers about one file of a folder at a time, each provider in turn, so
 // at that point the view holds all the rows and the transferfs extension has filled the
 // Transfer column of all of them but at most the last. The time runs from just before
-// Nautilus is started; the two sides alternate, 3 times each, and the medians are compared.
+// Nautilus is started; the two sides alternate, 3 times each (BENCH_FM_RUNS), and the medians
+// are compared, and so is each round's pair. BENCH_FM_COMPARE=<entry file> adds a third side to
+// each round, another copy of the extension (an earlier commit's): a before and after under one load.
 // The service's counters are read for each open: its bytes served (file content) and
 // requests.
 import { spawn } from 'node:child_process'
@@ -30,6 +32,10 @@ const PROBE = path.join(root, 'scripts/bench/file-manager-probe.py')
 const READS = path.join(root, 'scripts/bench/file-manager-reads.py')
 /** The extension's entry file (BENCH_FM_EXTENSION: another, such as a changed copy to profile). */
 const EXTENSION = path.resolve(process.env.BENCH_FM_EXTENSION ?? path.join(root, 'desktop/file-managers/nautilus/transferfs_nautilus.py'))
+/** BENCH_FM_COMPARE: another copy's entry file (an earlier commit's), opened as a third side of each round, for a before/after under the same load. */
+const COMPARE = process.env.BENCH_FM_COMPARE ? path.resolve(process.env.BENCH_FM_COMPARE) : undefined
+/** What the compared copy is, for the figures (BENCH_FM_COMPARE_NAME, e.g. "main at ed75029"); else its path. */
+const COMPARE_NAME = process.env.BENCH_FM_COMPARE_NAME ?? (COMPARE && path.relative(root, COMPARE))
 const SETTINGS: Array<[string, string, string]> = [
   ['org.gnome.nautilus.preferences', 'default-folder-viewer', 'list-view'],
   ['org.gnome.nautilus.list-view', 'default-visible-columns', "['name', 'size', 'Transferfs::state']"],
@@ -73,15 +79,15 @@ async function nautilusCpu(mark: string): Promise<number> {
   return NaN
 }
 
-/** One fresh Nautilus in a fresh session on `folder`; the ms until the probe has seen every entry. */
-async function openInNautilus(home: string, folder: string, withExtension: boolean): Promise<Open> {
+/** One fresh Nautilus in a fresh session on `folder`, with the extension at `extension` (none: without it); the ms until the probe has seen every entry. */
+async function openInNautilus(home: string, folder: string, extension: string | undefined): Promise<Open> {
   await rm(home, { recursive: true, force: true })
   const extensions = path.join(home, 'data', 'nautilus-python', 'extensions')
   await mkdir(extensions, { recursive: true })
   await mkdir(path.join(home, 'run'), { mode: 0o700 })
   await symlink(PROBE, path.join(extensions, 'transferfs_bench_probe.py'))
-  if (withExtension) await symlink(EXTENSION, path.join(extensions, 'transferfs_nautilus.py'))
-  const mark = path.basename(home) + (withExtension ? '-with' : '-without')
+  if (extension) await symlink(extension, path.join(extensions, 'transferfs_nautilus.py'))
+  const mark = path.basename(home) + (extension ? '-with' : '-without')
   const start = path.join(home, 'start'), done = path.join(home, 'done'), logFile = path.join(home, 'session.log')
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -150,12 +156,13 @@ await withBenchWorld('file-manager', {}, async (w) => {
   const inbox = path.join(mountDir, 'inbox')
   await sh('ls', [inbox])
   let refreshed = 0
-  const sides = { without: newSide(), with: newSide() }
+  const sides = { without: newSide(), with: newSide(), compared: newSide() }
+  const extensionOf = { without: undefined, with: EXTENSION, compared: COMPARE }
   for (let i = 0; i < RUNS; i++) {
-    for (const side of ['without', 'with'] as const) {
+    for (const side of COMPARE ? ['without', 'with', 'compared'] as const : ['without', 'with'] as const) {
       refreshed = await freshInbox(service, inbox, refreshed)
       const mountCpu = await cpuSeconds(mountPid)
-      const open = await openInNautilus(path.join(w.home, 'nautilus'), inbox, side === 'with')
+      const open = await openInNautilus(path.join(w.home, 'nautilus'), inbox, extensionOf[side])
       const counters = await service.counters()
       const s = sides[side]
       s.ms.push(open.ms)
@@ -172,8 +179,8 @@ await withBenchWorld('file-manager', {}, async (w) => {
     }
   }
   // The extension's reads alone, without Nautilus: what the mount's answers cost.
-  const reads: Array<{ syscalls: number; gio: number; failed: number }> = []
-  for (let i = 0; i < RUNS; i++) reads.push(JSON.parse((await sh('/usr/bin/python3', [READS, inbox])).stdout) as { syscalls: number; gio: number; failed: number })
+  const reads: Array<{ syscalls: number; gio: number; enumeration: number; failed: number; missed: number }> = []
+  for (let i = 0; i < RUNS; i++) reads.push(JSON.parse((await sh('/usr/bin/python3', [READS, inbox])).stdout) as (typeof reads)[number])
   const without = median(sides.without.ms), withExt = median(sides.with.ms)
   const runs = (xs: number[]) => xs.map((x) => formatNumber(x)).join(', ')
   const how = `a fresh Nautilus 43 (--new-window inbox/, list view with the Transfer column) in a fresh xvfb-run dbus-run-session, on a fresh listing, until it has asked about every one of the ${TRANSFERS} entries (file-manager-probe.py); median of ${RUNS}, the sides alternating`
@@ -181,15 +188,30 @@ await withBenchWorld('file-manager', {}, async (w) => {
   rows.push(
     { figure: 'Nautilus: inbox/ without the extension', value: without, unit: 'ms', how: `${how}; runs ${runs(sides.without.ms)} ms` },
     { figure: 'Nautilus: inbox/ with the extension', value: withExt, unit: 'ms', baseline: 'Nautilus: inbox/ without the extension', ratio: withExt / without, target: '<= 1.2', how: `${how}, every row's Transfer column filled; runs ${runs(sides.with.ms)} ms` },
+    // The load of the shared machine moves both sides of a round alike: each round's own ratio
+    // is steadier than the ratio of the medians.
+    { figure: 'Nautilus: with the extension / without, round by round', value: median(sides.with.ms.map((ms, i) => ms / sides.without.ms[i]!)), unit: '×', target: '<= 1.2', how: `median of the ${RUNS} rounds' ratios: ${sides.with.ms.map((ms, i) => formatNumber(ms / sides.without.ms[i]!)).join(', ')}` },
     { figure: 'CPU of nautilus without the extension', value: median(sides.without.nautilusCpuS), unit: 'CPU-s', how: cpuHow(`the nautilus process; runs ${runs(sides.without.nautilusCpuS)}`) },
     { figure: 'CPU of nautilus with the extension', value: median(sides.with.nautilusCpuS), unit: 'CPU-s', baseline: 'CPU of nautilus without the extension', ratio: median(sides.with.nautilusCpuS) / median(sides.without.nautilusCpuS), how: cpuHow(`the nautilus process; runs ${runs(sides.with.nautilusCpuS)}`) },
     { figure: 'CPU of the mount without the extension', value: median(sides.without.mountCpuS), unit: 'CPU-s', how: cpuHow(`the mount's daemon; runs ${runs(sides.without.mountCpuS)}`) },
     { figure: 'CPU of the mount with the extension', value: median(sides.with.mountCpuS), unit: 'CPU-s', baseline: 'CPU of the mount without the extension', ratio: median(sides.with.mountCpuS) / median(sides.without.mountCpuS), how: cpuHow(`the mount's daemon; runs ${runs(sides.with.mountCpuS)}`) },
-    { figure: 'the extension\'s reads alone, one entry after another', value: median(reads.map((r) => r.gio)), unit: 'ms', how: `file-manager-reads.py: Gio query_info_async of its 3 attributes for each of the ${TRANSFERS} entries, on a GLib main loop, median of ${RUNS}; ${Math.max(...reads.map((r) => r.failed))} failed` },
+    { figure: 'the extension\'s reads alone, one enumeration of the folder', value: median(reads.map((r) => r.enumeration)), unit: 'ms', how: `file-manager-reads.py: folder_reads.py's enumeration with its 3 attributes, each of the ${TRANSFERS} entries taken in turn on a GLib main loop, median of ${RUNS}; ${Math.max(...reads.map((r) => r.missed))} read alone` },
+    { figure: 'the same read one entry after another', value: median(reads.map((r) => r.gio)), unit: 'ms', how: `file-manager-reads.py: Gio query_info_async of the 3 attributes for each of the ${TRANSFERS} entries, on a GLib main loop, median of ${RUNS}; ${Math.max(...reads.map((r) => r.failed))} failed` },
     { figure: 'the same as system calls', value: median(reads.map((r) => r.syscalls)), unit: 'ms', how: `lstat and 3 getxattr per entry from Python, median of ${RUNS}` },
     { figure: 'with the extension: bytes served', value: sides.with.bytes, unit: 'bytes', target: '0', how: `the service's counters over the ${RUNS} opens with the extension (without: ${sides.without.bytes})` },
     { figure: 'with the extension: requests', value: sides.with.requests, unit: 'requests', baseline: 'without the extension: requests', ratio: sides.with.requests / Math.max(1, sides.without.requests), how: `the service's counters over the ${RUNS} opens with the extension: ${JSON.stringify(sides.with.calls)}` },
     { figure: 'without the extension: requests', value: sides.without.requests, unit: 'requests', how: `the service's counters over the ${RUNS} opens without it: ${JSON.stringify(sides.without.calls)}` },
     { figure: 'with the extension: entries it could not read', value: sides.with.failures, unit: '', target: '0', how: 'its "transferfs: reading ..." lines on stderr' },
   )
+  if (COMPARE) {
+    const compared = median(sides.compared.ms)
+    const pairs = sides.compared.ms.map((ms, i) => ms / sides.without.ms[i]!)
+    rows.push(
+      { figure: 'Nautilus: inbox/ with the compared extension', value: compared, unit: 'ms', baseline: 'Nautilus: inbox/ without the extension', ratio: compared / without, how: `${how}, with the extension of ${COMPARE_NAME} (BENCH_FM_COMPARE), the third open of each round; runs ${runs(sides.compared.ms)} ms` },
+      { figure: 'Nautilus: with the compared extension / without, round by round', value: median(pairs), unit: '×', how: `median of the ${RUNS} rounds' ratios: ${pairs.map((x) => formatNumber(x)).join(', ')}` },
+      { figure: 'CPU of nautilus with the compared extension', value: median(sides.compared.nautilusCpuS), unit: 'CPU-s', baseline: 'CPU of nautilus without the extension', ratio: median(sides.compared.nautilusCpuS) / median(sides.without.nautilusCpuS), how: cpuHow(`the nautilus process; runs ${runs(sides.compared.nautilusCpuS)}`) },
+      { figure: 'CPU of the mount with the compared extension', value: median(sides.compared.mountCpuS), unit: 'CPU-s', baseline: 'CPU of the mount without the extension', ratio: median(sides.compared.mountCpuS) / median(sides.without.mountCpuS), how: cpuHow(`the mount's daemon; runs ${runs(sides.compared.mountCpuS)}`) },
+      { figure: 'with the compared extension: bytes served', value: sides.compared.bytes, unit: 'bytes', target: '0', how: `the service's counters over its ${RUNS} opens` },
+    )
+  }
 })

@@ -6,12 +6,37 @@
 // asynchronous path (read off the UI thread, applied on the main loop), and a fetch under way is
 // asked again; the menu's commands run as GIO subprocesses, their failures said. A binding
 // that is not installed skips its test, saying which package brings it.
+// A folder of 500 entries listed as the file managers list one (one file at a time, the next
+// once the last is answered) costs one enumeration of the folder, read a chunk at a time, not a
+// read per entry, each entry still showing its own state; an entry changed and asked about again,
+// one added since, one the menu's command ran on are each read anew, alone; the folder listed
+// anew with new file objects is enumerated anew; and an entry whose reads the mount never
+// answers is still answered ("failed", said on stderr) within the extension's time, so the
+// listing goes on (check_listing.py).
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { run } from '../support/mount.js'
 
 const CHECK = path.join(path.dirname(fileURLToPath(import.meta.url)), 'file-managers/check_binding.py')
+const LISTING = path.join(path.dirname(fileURLToPath(import.meta.url)), 'file-managers/check_listing.py')
+/** Entries of the listed folder, and the most answers that may wait for the mount: one a chunk of the enumeration (100 entries), and one more at each end. */
+const ENTRIES = 500
+const MOST_WAITS = ENTRIES / 100 + 2
+
+interface Listing { waited: number; enumerations: number; chunks: number; alone: number }
+interface ListingSeen {
+  first: Listing
+  firstWrong: Record<string, string>
+  everyAskCompletedOnce: boolean
+  completedInFirst: number
+  changed: Listing & { column: string }
+  added: Listing & { column: string }
+  afterCommand: Listing & { column: string; invalidated: number }
+  relisted: Listing
+  relistedWrong: Record<string, string>
+  stuck: Listing & { result: string; seconds: number }
+}
 
 const BINDINGS = [
   { flavor: 'nautilus', module: 'Nautilus', version: '4.0', pkg: 'python3-nautilus (nautilus-python 4, Nautilus 43+)' },
@@ -62,6 +87,28 @@ describe('the file-manager extensions under their bindings', () => {
           [null, 'no answer within 1 s'],
         ],
       })
+    })
+    it.skipIf(b.python === null)(`${b.module} ${b.version}: a folder's entries are read in one enumeration, not one by one${b.python === null ? ` (skipped: ${b.pkg} is not installed)` : ''}`, async () => {
+      const r = await run(b.python!, [LISTING, b.flavor, String(ENTRIES)], { timeoutMs: 60_000 })
+      expect(r.code, r.stderr).toBe(0)
+      // Only the entry the mount never answered is said, no traceback or warning.
+      expect(r.stderr).toMatch(/^transferfs: reading \/\S+\/stuck\/x\.bin: no answer within 0.2 s\n$/)
+      const seen = JSON.parse(r.stdout) as ListingSeen
+      expect(seen.first).toEqual({ enumerations: 1, alone: 0, chunks: expect.any(Number), waited: expect.any(Number) })
+      expect(seen.first.chunks).toBeLessThanOrEqual(MOST_WAITS)
+      expect(seen.first.waited).toBeLessThanOrEqual(MOST_WAITS)
+      expect(seen.firstWrong, 'every entry shows its own state').toEqual({})
+      expect(seen.everyAskCompletedOnce).toBe(true)
+      expect(seen.completedInFirst).toBe(seen.first.waited)
+      const alone = { waited: 1, enumerations: 0, chunks: 0, alone: 1 }
+      expect(seen.changed).toEqual({ ...alone, column: 'Keeping: fetching 40%' })
+      expect(seen.added).toEqual({ ...alone, column: 'On this computer' })
+      expect(seen.afterCommand).toEqual({ ...alone, invalidated: 1, column: 'Kept on this computer' })
+      expect(seen.relisted).toEqual({ enumerations: 1, alone: 0, chunks: expect.any(Number), waited: expect.any(Number) })
+      expect(seen.relisted.waited).toBeLessThanOrEqual(MOST_WAITS)
+      expect(seen.relistedWrong).toEqual({})
+      expect(seen.stuck).toMatchObject({ waited: 1, result: 'failed' })
+      expect(seen.stuck.seconds).toBeLessThan(5)
     })
   }
 })

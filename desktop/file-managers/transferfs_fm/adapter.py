@@ -7,7 +7,9 @@ handled here: `get_file_items` takes a window first in Nemo and Caja, not in Nau
 clipboard is GTK 4's (Gdk.Clipboard) in Nautilus, GTK 3's (Gtk.Clipboard) in Nemo and Caja.
 
 What an entry shows and offers is core.py's; this module only asks for the attributes off the
-UI thread and turns core's answers into the binding's calls.
+UI thread and turns core's answers into the binding's calls. The attributes of a folder's
+entries are read together, at its first entry (folder_reads.py): the other entries are then
+answered at once, not one round trip through the main loop each.
 
 No Python thread does the waiting: the file managers' Python loaders keep the interpreter's lock
 while their main loop runs, so a Python thread would never run (seen in Nautilus 43). What may
@@ -22,9 +24,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from typing import Any, Dict, List, Optional, Sequence
 
-from . import core
+from . import core, folder_reads
+from .asks import Ask
 
 #: The list view's column, and the FileInfo attribute it shows.
 COLUMN_ATTRIBUTE = "transferfs_state"
@@ -66,6 +70,7 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
             self._mounts: List[core.Mount] = []
             self._mounts_read_at = -1.0
             self._columns: Optional[List[Any]] = None
+            self._folder_reads = folder_reads.FolderReads(Gio, GLib, GIO_ATTRIBUTES)
 
         # ---- attributes: emblem and column --------------------------------------------------
 
@@ -84,7 +89,7 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
             return self._columns
 
         def _current_mounts(self) -> List[core.Mount]:
-            now = GLib.get_monotonic_time() / 1e6
+            now = time.monotonic()
             if now - self._mounts_read_at > MOUNTS_TTL_SECONDS:
                 self._mounts = core.read_mounts()
                 self._mounts_read_at = now
@@ -97,53 +102,94 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
                 # A local file shows nothing: no thread, no system call.
                 return fm.OperationResult.COMPLETE
             is_dir = file_info.is_directory()
-            location = Gio.File.new_for_path(path)
+            # The file manager's object for the file (PyGObject hashes the GObject's address):
+            # the same one asked again was told the file changed; folder_reads.py tells them apart.
+            asker = hash(file_info)
+            attributes = self._folder_reads.take(path, asker)
+            entry = None
+            if attributes is not None:
+                entry = core.entry_from(path, is_dir, mounts, attributes.get)
+                if not core.wants_link_file(entry):
+                    # Its folder's enumeration read it: answered now, with no I/O and no round
+                    # trip through the main loop (what made a long listing slow).
+                    self._show(file_info, entry)
+                    return fm.OperationResult.COMPLETE
+            ask = Ask(fm, GLib, provider, handle, closure, path)
+            if entry is not None:
+                self._link_file(ask, file_info, entry)
+            elif not self._folder_reads.wait(path, asker, lambda attributes: self._answer(ask, file_info, is_dir, mounts, attributes)):
+                self._read_alone(ask, file_info, is_dir, mounts)
+            return fm.OperationResult.IN_PROGRESS
+
+        def _read_alone(self, ask: Ask, file_info: Any, is_dir: bool, mounts: List[core.Mount]) -> None:
+            """One entry's attributes asked of GIO, as its folder's enumeration could not answer."""
+            location = Gio.File.new_for_path(ask.path)
 
             def read(_source: Any, result: Any) -> None:
                 try:
                     info = location.query_info_finish(result)
-                    entry = core.entry_from(path, is_dir, mounts, lambda name: core.gio_text(info.get_attribute_string(core.gio_attribute(name))))
-                except Exception as error:  # GLib.Error (the file went, the mount failed), or a bug: never left waiting
-                    self._fail(provider, handle, closure, path, error)
+                except Exception as error:  # GLib.Error: the file went, the mount failed
+                    ask.fail(error)
                     return
-                if not core.wants_link_file(entry):
-                    self._apply(provider, handle, closure, file_info, entry)
-                    return
-
-                def linked(child: Any, result: Any) -> None:
-                    try:
-                        child.query_info_finish(result)
-                        entry.has_link_file = True
-                    except Exception:  # GLib.Error: no link.url
-                        pass
-                    self._apply(provider, handle, closure, file_info, entry)
-
-                location.get_child("link.url").query_info_async("standard::type", NOFOLLOW, GLib.PRIORITY_DEFAULT, None, linked)
+                self._answer(ask, file_info, is_dir, mounts, folder_reads.attributes_of(info))
 
             location.query_info_async(GIO_ATTRIBUTES, NOFOLLOW, GLib.PRIORITY_DEFAULT, None, read)
-            return fm.OperationResult.IN_PROGRESS
 
-        def _fail(self, provider: Any, handle: Any, closure: Any, path: str, error: Exception) -> None:
-            print("transferfs: reading %s: %s" % (core.plain_text(path), core.plain_text(str(error))), file=sys.stderr)
-            fm.info_provider_update_complete_invoke(closure, provider, handle, fm.OperationResult.FAILED)
+        def _answer(self, ask: Ask, file_info: Any, is_dir: bool, mounts: List[core.Mount], attributes: Optional[folder_reads.Attributes]) -> None:
+            """`ask` answered from `attributes` (None: its folder's enumeration ended without it)."""
+            if attributes is None:
+                self._read_alone(ask, file_info, is_dir, mounts)
+                return
+            try:
+                entry = core.entry_from(ask.path, is_dir, mounts, attributes.get)
+                if core.wants_link_file(entry):
+                    self._link_file(ask, file_info, entry)
+                    return
+                if ask.open:
+                    self._show(file_info, entry)
+            except Exception as error:  # a bug: said, and the file manager still gets its answer
+                ask.fail(error)
+                return
+            ask.complete()
 
-        def _apply(self, provider: Any, handle: Any, closure: Any, file_info: Any, entry: core.Entry) -> None:
+        def _link_file(self, ask: Ask, file_info: Any, entry: core.Entry) -> None:
+            """A sent transfer's folder: whether it shows link.url, then the answer."""
+
+            def linked(child: Any, result: Any) -> None:
+                try:
+                    child.query_info_finish(result)
+                    entry.has_link_file = True
+                except Exception:  # GLib.Error: no link.url
+                    pass
+                try:
+                    if ask.open:
+                        self._show(file_info, entry)
+                except Exception as error:  # a bug: said, and the file manager still gets its answer
+                    ask.fail(error)
+                    return
+                ask.complete()
+
+            Gio.File.new_for_path(entry.path).get_child("link.url").query_info_async("standard::type", NOFOLLOW, GLib.PRIORITY_DEFAULT, None, linked)
+
+        def _show(self, file_info: Any, entry: core.Entry) -> None:
+            """The entry's emblem and column on the file manager's file, and remembered for the menu."""
             self._remember(entry)
             name = core.emblem(entry)
             if name:
                 file_info.add_emblem(name)
             file_info.add_string_attribute(COLUMN_ATTRIBUTE, core.column_text(entry))
-            fm.info_provider_update_complete_invoke(closure, provider, handle, fm.OperationResult.COMPLETE)
             if core.is_changing(entry):
-                GLib.timeout_add_seconds(REFRESH_SECONDS, self._refresh, file_info)
+                GLib.timeout_add_seconds(REFRESH_SECONDS, self._refresh, file_info, entry.path)
 
         def cancel_update(self, provider: Any, handle: Any) -> None:
-            # The file manager drops a cancelled handle's completion itself (it completes only
-            # the handle in progress); the read is a few system calls and is let finish.
+            # Nothing to stop: the file manager drops a cancelled request's completion itself (it
+            # completes only the request in progress). Nor can the request be found by `handle`:
+            # Nautilus passes an uninitialised pointer, the same value for many requests.
             pass
 
-        def _refresh(self, file_info: Any) -> bool:
+        def _refresh(self, file_info: Any, path: str) -> bool:
             if not file_info.is_gone():
+                self._folder_reads.forget(path)
                 file_info.invalidate_extension_info()
             return False
 
@@ -207,6 +253,11 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
 
         def _after_command(self, ok: bool, text: str, files: Sequence[Any]) -> None:
             for file_info in files:
+                # Its state (and that of what is below it) changed: read anew, never answered
+                # from an enumeration made before.
+                path = local_path(file_info)
+                if path is not None:
+                    self._folder_reads.forget(path)
                 file_info.invalidate_extension_info()
             if not ok:
                 notify(Gio, text)

@@ -11,6 +11,7 @@ nothing. The actions run the `transferfs` commands (pin, unpin, free); nothing i
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -110,6 +111,8 @@ def gio_text(value: Optional[str]) -> Optional[str]:
     backslash, written as \\xNN) back as the text the mount wrote."""
     if value is None:
         return None
+    if "\\" not in value:  # nothing escaped: printable ASCII, as the mount wrote it
+        return value
     raw = re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), value)
     return raw.encode("latin-1", "replace").decode("utf-8", "replace")
 
@@ -123,8 +126,9 @@ def entry_from(path: str, is_dir: bool, mounts: Sequence[Mount], attribute: Call
     mount_point = transferfs_mount_of(mounts, path)
     if mount_point is None:
         return Entry(path, is_dir)
-    rel = os.path.relpath(path, mount_point)
-    parts = tuple(p for p in rel.split(os.sep) if p and p != ".")
+    # `path` is absolute and normal, and at or under `mount_point`: what follows it is the
+    # relative path (os.path.relpath costs more, once for each entry a folder lists).
+    parts = tuple(p for p in path[len(mount_point):].split(os.sep) if p)
     entry = Entry(path, is_dir, mount_point=mount_point, parts=parts)
     entry.state = attribute(STATE_ATTR)
     entry.pinned_itself = attribute(PIN_ATTR) == "1"
@@ -171,6 +175,9 @@ EMBLEMS: Dict[str, str] = {
 _PERCENT = r"(\d{1,3})%"
 
 
+# Kept for the few texts a folder's entries carry (most are "online" or "cached"): they are
+# worked out once for each entry a file manager lists.
+@functools.lru_cache(maxsize=1024)
 def state_kind(state: Optional[str]) -> Optional[str]:
     """The kind of a `user.transferfs.state` text (src/vfs/state-words.ts), or None (no state, `empty`, words unknown)."""
     if not state:
@@ -220,7 +227,12 @@ def is_changing(entry: Entry) -> bool:
 
 def column_text(entry: Entry) -> str:
     """The "Transfer" column's words: the state said for people, percentages kept."""
-    s = (entry.state or "").strip()
+    return _column_words(entry.state)
+
+
+@functools.lru_cache(maxsize=1024)
+def _column_words(state: Optional[str]) -> str:
+    s = (state or "").strip()
     if not s:
         return ""
     m = re.fullmatch(r"partial " + _PERCENT, s)
