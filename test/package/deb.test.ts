@@ -214,8 +214,9 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
       current = await release(clone, key!, repoN1, repo!.url, version, env)
     })
     // `npm run package` as whoever builds the .deb themselves runs it: no repository. Judged by
-    // a test of its own, it runs beside lintian and the tests before that one; the clean build
-    // keeps it for test/package/file-managers.test.ts, which installs the same file.
+    // a test of its own, it runs beside lintian and the tests before that one. It is the clean
+    // build's .deb (cleanBuildDeb): test/package/file-managers.test.ts installs the same file,
+    // and may have built it already.
     const started = Date.now()
     plainBuild = cleanBuildDeb().then((built) => ({ built, ms: Date.now() - started }))
     plainBuild.catch(() => {})

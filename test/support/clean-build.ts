@@ -115,13 +115,16 @@ export interface CleanBuildDeb {
 /**
  * The .deb `npm run package` (packaging/build-deb.mjs, no --repo-url) makes of the shared clean
  * build, built once per clean build and kept beside it under the same digest: the tests that
- * install the package (test/package/deb.test.ts, file-managers.test.ts) share one build. The
- * package's build (addons, tsc, strip, xz) takes minutes, so whichever test asks first builds it
- * and the others wait on the clean build's lock for it.
+ * install the package (test/package/deb.test.ts, file-managers.test.ts) share one build.
+ * Whichever asks first builds it, in a copy of the clean build (the package's build takes
+ * minutes: the clean build stays free for the other tests' own builds meanwhile), under a lock
+ * of its own that the others wait on for it.
  */
 export async function cleanBuildDeb(): Promise<CleanBuildDeb> {
-  return withCleanBuild(async (dir) => {
-    const kept = `${dir}${DEB_SUFFIX}`
+  const kept = path.join(CACHE, `${(await checkoutDigest()).slice(0, 16)}${DEB_SUFFIX}`)
+  await mkdir(CACHE, { recursive: true })
+  const unlock = await lock(kept)
+  try {
     const found = (await readdir(kept).catch(() => [] as string[])).find((name) => name.endsWith('.deb'))
     if (found) return { file: path.join(kept, found), buildMs: 0 }
     const started = Date.now()
@@ -129,14 +132,14 @@ export async function cleanBuildDeb(): Promise<CleanBuildDeb> {
     const partial = `${kept}.partial-${process.pid}`
     await rm(partial, { recursive: true, force: true })
     try {
-      const built = await collectGroup(spawn(process.execPath, ['packaging/build-deb.mjs', '--out', partial], {
-        cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+      const built = await withCleanBuildCopy(async (copy) => collectGroup(spawn(process.execPath, ['packaging/build-deb.mjs', '--out', partial], {
+        cwd: copy, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
         // The copy has no .git to date the package's files by.
         env: { ...process.env, SOURCE_DATE_EPOCH: await lastCommitEpoch() },
-      }), LOCK_WAIT_MS, undefined, 'build-deb.mjs')
+      }), LOCK_WAIT_MS, undefined, 'build-deb.mjs'))
       const file = built.stdout.trim().split('\n').pop() ?? ''
       if (built.code !== 0 || path.dirname(file) !== partial) {
-        throw new Error(`npm run package in the clean build ${dir}: exit ${built.code}\nstdout: ${built.stdout.slice(-2000)}\nstderr: ${built.stderr.slice(-4000)}`)
+        throw new Error(`npm run package in a copy of the clean build: exit ${built.code}\nstdout: ${built.stdout.slice(-2000)}\nstderr: ${built.stderr.slice(-4000)}`)
       }
       await rm(kept, { recursive: true, force: true })
       await rename(partial, kept)
@@ -144,5 +147,7 @@ export async function cleanBuildDeb(): Promise<CleanBuildDeb> {
     } finally {
       await rm(partial, { recursive: true, force: true })
     }
-  })
+  } finally {
+    await unlock()
+  }
 }
