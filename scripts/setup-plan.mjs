@@ -76,7 +76,7 @@ export const TEST_TOOLS = [
   // The package test builds the .deb, checks it with lintian, and installs it into a clean
   // Debian root made with mmdebstrap.
   { command: 'lintian', apt: ['lintian'], dnf: 'lintian', why: 'the package test checks the .deb with it' },
-  { command: 'mmdebstrap', apt: ['mmdebstrap'], dnf: 'mmdebstrap', why: 'the package test installs the .deb into a clean Debian root it makes' },
+  { command: 'mmdebstrap', apt: ['mmdebstrap'], dnf: 'mmdebstrap', why: 'the package tests install the .deb into clean Debian roots it makes (one with Nautilus)' },
   // It also releases the package into a signed apt repository (packaging/release.mjs).
   { command: 'apt-ftparchive', apt: ['apt-utils'], dnf: 'apt-utils', why: 'the package test makes an apt repository with it' },
   { command: 'gpg', apt: ['gnupg'], dnf: 'gnupg2', why: 'the package test signs its apt repository with a key it makes' },

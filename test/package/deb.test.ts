@@ -24,7 +24,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_LARGE_FILE_SIZE } from '../../src/emulator/demo-content.js'
-import { withCleanBuild } from '../support/clean-build.js'
+import { cleanBuildDeb, withCleanBuild, type CleanBuildDeb } from '../support/clean-build.js'
 import { removeTree } from '../support/fuse-cleanup.js'
 import { lastCommitEpoch } from '../support/clean-copy.js'
 import { DEBIAN_RELEASES, debianTarball, DebianRoot, missingHostTools, type DebianRelease, type RootRunResult } from './debian-root.js'
@@ -77,7 +77,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   let current: Built
   let older: Built
   /** `npm run package` (no --repo-url) in the same clean copy: its .deb, once built, and how long it took. */
-  let plainBuild: Promise<{ built: HostRun; ms: number }> | undefined
+  let plainBuild: Promise<{ built: CleanBuildDeb; ms: number }> | undefined
   let lintian: HostRun
   let key: ReleaseKey | undefined
   let repo: RepositoryServer | undefined
@@ -214,10 +214,11 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
       current = await release(clone, key!, repoN1, repo!.url, version, env)
     })
     // `npm run package` as whoever builds the .deb themselves runs it: no repository. Judged by
-    // a test of its own, it runs beside lintian and the tests before that one.
+    // a test of its own, it runs beside lintian and the tests before that one. It is the clean
+    // build's .deb (cleanBuildDeb): test/package/file-managers.test.ts installs the same file,
+    // and may have built it already.
     const started = Date.now()
-    plainBuild = withCleanBuild((clone) => host(process.execPath, ['packaging/build-deb.mjs', '--out', path.join(work, 'plain')], { cwd: clone, env, timeoutMs: 600_000 }))
-      .then((built) => ({ built, ms: Date.now() - started }))
+    plainBuild = cleanBuildDeb().then((built) => ({ built, ms: Date.now() - started }))
     plainBuild.catch(() => {})
     lintian = await lint(current.file)
     console.log(`deb: lintian took ${seconds(Date.now() - started)}, npm run package beside it`)
@@ -272,7 +273,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   }, 900_000)
 
   afterAll(async () => {
-    // It writes into the work folder.
+    // It builds in the clean build, under its lock.
     await plainBuild?.catch(() => {})
     await trixie?.close()
     await root?.close()
@@ -632,9 +633,8 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
   it('a build without --repo-url (`npm run package`) ships neither the repository\'s key nor its source, and has no conffile', async () => {
     const waited = Date.now()
     const { built, ms } = await plainBuild!
-    console.log(`deb: npm run package took ${seconds(ms)} (this test waited ${seconds(Date.now() - waited)} for it)`)
-    expect(built.code, explain('npm run package (no --repo-url) in a clean copy of the checkout', built)).toBe(0)
-    const plain = built.stdout.trim().split('\n').at(-1)!
+    console.log(`deb: npm run package took ${seconds(built.buildMs)}${built.buildMs === 0 ? ' (built already)' : ''}, ready after ${seconds(ms)} (this test waited ${seconds(Date.now() - waited)} for it)`)
+    const plain = built.file
     expect(path.basename(plain)).toBe(`transferfs_${current.version}_amd64.deb`)
     const listing = await host('dpkg-deb', ['--contents', plain])
     expect(listing.code, explain('dpkg-deb --contents', listing)).toBe(0)

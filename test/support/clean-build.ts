@@ -3,12 +3,16 @@
 // the FUSE addons built and the TypeScript compiled, as a fresh clone gets them. It is kept
 // in the temporary folder under a digest of the copy's files, so every test of a run, and
 // every run of the same files, builds on the same one; a change to any file makes a new one.
-// Whoever uses it holds its lock, as `npm pack` and build-deb.mjs both write into it.
+// Whoever uses it holds its lock, as `npm pack` and build-deb.mjs both write into it. The .deb
+// `npm run package` makes of it is kept beside it the same way (cleanBuildDeb), for the tests
+// that install that package rather than test how it is built.
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { checkoutDigest, copyCleanCheckout } from './clean-copy.js'
+import { collectGroup } from '../../scripts/support/process-group.js'
+import { checkoutDigest, copyCleanCheckout, lastCommitEpoch } from './clean-copy.js'
 import { run } from './mount.js'
 
 const CACHE = path.join(os.tmpdir(), 'transferfs-clean-build')
@@ -17,6 +21,8 @@ const LOCK_WAIT_MS = 20 * 60_000
 /** ms: builds of other checkouts older than this are removed. */
 const KEEP_MS = 24 * 3600_000
 const READY = '.clean-build-ready'
+/** Beside a clean build: the folder its .deb is kept in (cleanBuildDeb). */
+const DEB_SUFFIX = '.deb'
 
 /** The lock: a folder made atomically, holding the pid of its holder (a dead holder's lock is taken over). */
 async function lock(dir: string): Promise<() => Promise<void>> {
@@ -45,7 +51,7 @@ async function lock(dir: string): Promise<() => Promise<void>> {
 async function pruneOthers(keep: string): Promise<void> {
   for (const name of await readdir(CACHE).catch(() => [])) {
     const dir = path.join(CACHE, name)
-    if (dir === keep || dir === `${keep}.lock` || name.endsWith('.lock')) continue
+    if (dir === keep || dir === `${keep}${DEB_SUFFIX}` || name.endsWith('.lock')) continue
     const s = await stat(dir).catch(() => undefined)
     if (s && Date.now() - s.mtimeMs > KEEP_MS) await rm(dir, { recursive: true, force: true }).catch(() => {})
   }
@@ -96,5 +102,52 @@ export async function withCleanBuildCopy<T>(use: (dir: string) => Promise<T>): P
     return await use(copy)
   } finally {
     await rm(copy, { recursive: true, force: true })
+  }
+}
+
+export interface CleanBuildDeb {
+  /** The .deb, in the cache: to be read, never written or moved. */
+  file: string
+  /** ms this call spent building it; 0 when it was built already (by this run's other tests or an earlier run). */
+  buildMs: number
+}
+
+/**
+ * The .deb `npm run package` (packaging/build-deb.mjs, no --repo-url) makes of the shared clean
+ * build, built once per clean build and kept beside it under the same digest: the tests that
+ * install the package (test/package/deb.test.ts, file-managers.test.ts) share one build.
+ * Whichever asks first builds it, in a copy of the clean build (the package's build takes
+ * minutes: the clean build stays free for the other tests' own builds meanwhile), under a lock
+ * of its own that the others wait on for it.
+ */
+export async function cleanBuildDeb(): Promise<CleanBuildDeb> {
+  const kept = path.join(CACHE, `${(await checkoutDigest()).slice(0, 16)}${DEB_SUFFIX}`)
+  await mkdir(CACHE, { recursive: true })
+  const unlock = await lock(kept)
+  try {
+    const found = (await readdir(kept).catch(() => [] as string[])).find((name) => name.endsWith('.deb'))
+    if (found) return { file: path.join(kept, found), buildMs: 0 }
+    const started = Date.now()
+    // Built into a folder of its own and renamed: a run killed halfway leaves no package that looks complete.
+    const partial = `${kept}.partial-${process.pid}`
+    await rm(partial, { recursive: true, force: true })
+    try {
+      const built = await withCleanBuildCopy(async (copy) => collectGroup(spawn(process.execPath, ['packaging/build-deb.mjs', '--out', partial], {
+        cwd: copy, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+        // The copy has no .git to date the package's files by.
+        env: { ...process.env, SOURCE_DATE_EPOCH: await lastCommitEpoch() },
+      }), LOCK_WAIT_MS, undefined, 'build-deb.mjs'))
+      const file = built.stdout.trim().split('\n').pop() ?? ''
+      if (built.code !== 0 || path.dirname(file) !== partial) {
+        throw new Error(`npm run package in a copy of the clean build: exit ${built.code}\nstdout: ${built.stdout.slice(-2000)}\nstderr: ${built.stderr.slice(-4000)}`)
+      }
+      await rm(kept, { recursive: true, force: true })
+      await rename(partial, kept)
+      return { file: path.join(kept, path.basename(file)), buildMs: Date.now() - started }
+    } finally {
+      await rm(partial, { recursive: true, force: true })
+    }
+  } finally {
+    await unlock()
   }
 }
