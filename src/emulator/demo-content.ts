@@ -18,6 +18,8 @@ export interface DemoFile {
   size: number
   /** A fresh stream of the whole content; the same bytes every time. */
   open(): NodeJS.ReadableStream
+  /** The content's MD5 and CRC-32 where they are known up front: seeding then writes it without hashing it. */
+  digests?: { md5: string; crc32: number }
 }
 
 export interface DemoTransfer {
@@ -34,6 +36,11 @@ export interface DemoTransfer {
 export const DEMO_PASSWORD = 'demo-secret'
 /** The generated large file's size in bytes. */
 export const DEMO_LARGE_FILE_SIZE = 1024 ** 3
+/**
+ * Its MD5 and CRC-32 (test/emulator/demo-content.test.ts computes them again): hashing a GiB at
+ * every start of the demo took seconds, and minutes on an emulated or small ARM machine.
+ */
+export const DEMO_LARGE_FILE_DIGESTS = { md5: 'ea5382612ead26a6427bdd7469c8c90c', crc32: 1504718839 }
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
@@ -83,7 +90,7 @@ export function demoTransfers(): DemoTransfer[] {
       subject: 'Disk image (1 GiB)',
       message: 'The test disk image. Large on purpose.',
       sentAgoMs: 3 * DAY,
-      files: [{ name: 'disk-image.img', size: DEMO_LARGE_FILE_SIZE, open: () => largeFileStream(DEMO_LARGE_FILE_SIZE) }],
+      files: [{ name: 'disk-image.img', size: DEMO_LARGE_FILE_SIZE, open: () => largeFileStream(DEMO_LARGE_FILE_SIZE), digests: DEMO_LARGE_FILE_DIGESTS }],
     },
     {
       from: 'dave@example.com',

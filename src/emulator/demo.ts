@@ -1,5 +1,6 @@
 // `serve --demo`: the demo transfers of demo-content.ts, received by the main account.
-// Seeded straight into the store; every file is streamed to disk (the 1 GiB one too).
+// Seeded straight into the store; every file is streamed to disk (the 1 GiB one too, unhashed:
+// its digests are known).
 import type { ServiceContext } from './context.js'
 import { demoTransfers } from './demo-content.js'
 import { DAY } from './settings.js'
@@ -22,7 +23,7 @@ export async function seedDemo(ctx: ServiceContext, receiver: User): Promise<num
       fileRequestShareId: null, incomingpageid: null, customfields: [], portalId: null, allowforwarding: false,
     })
     for (const file of demo.files) {
-      const stored = await ctx.store.writeFile(transfer, file.name, file.open(), sentdate)
+      const stored = await ctx.store.writeFile(transfer, file.name, file.open(), sentdate, file.digests)
       if (stored.size !== file.size) ctx.log(`demo: ${file.name} has ${stored.size} bytes, expected ${file.size}`)
     }
     count += 1

@@ -2,7 +2,7 @@
 // which live under the data directory (one file per stored file, one per upload in progress).
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { Writable } from 'node:stream'
@@ -290,12 +290,23 @@ export class Store {
     this.onFileStored?.(file)
   }
 
-  /** Streams bytes into a new stored file of the transfer (seeding, demo); hashes on the way. */
-  async writeFile(transfer: StoredTransfer, name: string, source: NodeJS.ReadableStream | AsyncIterable<Buffer>, mtime?: number): Promise<StoredFile> {
+  /**
+   * Streams bytes into a new stored file of the transfer (seeding, demo); hashes on the way, or
+   * takes the digests given (content known up front) and only the size from what was written.
+   */
+  async writeFile(transfer: StoredTransfer, name: string, source: NodeJS.ReadableStream | AsyncIterable<Buffer>, mtime?: number,
+    digests?: { md5: string; crc32: number }): Promise<StoredFile> {
     const { fileid, path } = this.newFilePath(transfer)
-    const hasher = new FileHasher()
-    await pipeline(source as AsyncIterable<Buffer>, hasher.tap(), createWriteStream(path))
-    const file: StoredFile = { fileid, name, path, mtime: mtime ?? this.clock.now(), downloads: [], ...hasher.result() }
+    let content: { md5: string; crc32: number; size: number }
+    if (digests) {
+      await pipeline(source as AsyncIterable<Buffer>, createWriteStream(path))
+      content = { ...digests, size: (await stat(path)).size }
+    } else {
+      const hasher = new FileHasher()
+      await pipeline(source as AsyncIterable<Buffer>, hasher.tap(), createWriteStream(path))
+      content = hasher.result()
+    }
+    const file: StoredFile = { fileid, name, path, mtime: mtime ?? this.clock.now(), downloads: [], ...content }
     await this.putFile(transfer, file)
     return file
   }
