@@ -30,6 +30,11 @@ fi
 addon_args=()
 [ "$mode" != test ] || addon_args=(--libfuse3.so.4)
 node scripts/build-fuse-addon.mjs "${addon_args[@]}" 2>/tmp/transferfs-fuse-build.log || { cat /tmp/transferfs-fuse-build.log >&2; exit 1; }
+# The arm64 package test cross-builds its libfuse3.so.4 addon against libfuse 3.17 built for
+# arm64: made here once per machine, where the cross compiler is (ARM64_TOOLS), not in the test.
+if [ "$mode" = test ] && command -v aarch64-linux-gnu-gcc >/dev/null; then
+  bash scripts/build-libfuse3.sh --arch arm64 >/dev/null 2>/tmp/transferfs-fuse-build.log || { cat /tmp/transferfs-fuse-build.log >&2; exit 1; }
+fi
 
 # Build when any source is newer than the last build.
 if [ ! -f dist/.built ] || [ -n "$(find src scripts tsconfig.json package.json -newer dist/.built -name '*.ts' -o -newer dist/.built -name '*.json' 2>/dev/null | head -n 1)" ]; then
