@@ -19,6 +19,7 @@
 // environment (TRANSFERFS_API_URL, ...) rather than three `config set`s, and the service's
 // records and mail are read from here.
 import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -45,6 +46,9 @@ const SLOW = 300_000
 function skipReason(): string | null {
   if (process.platform !== 'linux' || process.arch !== 'x64') return `cross-builds and emulates arm64 on Linux amd64 only (this is ${process.platform} ${process.arch})`
   if (process.getuid?.() !== 0) return `needs root to register qemu with binfmt_misc, unpack a Debian root and chroot into it (running as uid ${process.getuid?.()})`
+  // Without qemu this machine cannot run an arm64 program at all (the bootstrap of npm test installs it on Debian).
+  const dirs = `${process.env.PATH ?? ''}:/usr/bin:/usr/local/bin`.split(':').filter(Boolean)
+  if (!dirs.some((dir) => existsSync(path.join(dir, 'qemu-aarch64-static')))) return 'no qemu-aarch64-static (package qemu-user-static) to run arm64 programs with'
   return null
 }
 const SKIP = skipReason()
