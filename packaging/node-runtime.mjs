@@ -6,9 +6,9 @@
 // that a second build fetches nothing.
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { elfMachine } from '../scripts/architectures.mjs'
+import { buildCache } from '../scripts/build-cache.mjs'
 import { nodeLicenseFile } from './copyright.mjs'
 
 /** The runtime for arch (architectures.mjs): its node binary and its licence, and its version ("v20.20.2"). */
@@ -16,7 +16,7 @@ export function nodeRuntime(arch, hostArch) {
   if (arch.debian === hostArch.debian) return { node: process.execPath, license: nodeLicenseFile(process.execPath), version: process.version }
   const version = process.versions.node
   const name = `node-linux-${arch.node}`
-  const cache = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'transferfs-build', `${name}-${version}`)
+  const cache = path.join(buildCache(), `${name}-${version}`)
   const node = path.join(cache, 'bin', 'node')
   const license = path.join(cache, 'LICENSE')
   if (!existsSync(node) || !existsSync(license)) {

@@ -12,11 +12,19 @@
 // its own that names the architecture's libfuse.so.2 instead (and the same headers). Each addon
 // is checked to be an ELF file for that machine that needs its library's soname before it goes
 // to prebuilds/linux-<arch>/.
+//
+// The built addons are kept in the build cache (build-cache.mjs) under a digest of everything
+// they are made of: the patched sources, the libfuse each is built against, the cross
+// compiler's version, the Node headers, napi-macros and fuse-shared-library. A clean copy of
+// the checkout (every package test starts from one) then copies them instead of compiling
+// them again; any change to what they are made of builds them afresh.
 import { execFileSync, spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { architecture, elfMachine } from './architectures.mjs'
+import { buildCache } from './build-cache.mjs'
 
 /** What each addon is named in prebuilds/ → the file node-gyp builds (binding.gyp's targets). */
 const ADDONS = { system: { 'libfuse.so.2': 'fuse.node', 'libfuse3.so.3': 'fuse3.node' }, next: { 'libfuse3.so.4': 'fuse3.node' } }
@@ -48,13 +56,23 @@ export function crossBuildAddons({ root, fuseDir, sourceHash, archName, gypRebui
 
   const out = path.join(root, 'prebuilds', `linux-${arch.node}`)
   mkdirSync(out, { recursive: true })
+  const toolchain = toolchainDigest(arch, fuseDir)
   for (const [name, env, libfuse] of [['system', systemEnv, `libfuse ${systemVersion} in ${libdir}`], ['next', nextEnv, `${libfuse317Stamp} in ${prefix}`]]) {
     const dir = path.join(fuseDir, 'build', `linux-${arch.node}-${name}`)
     const stamp = JSON.stringify({ source: sourceHash, arch: arch.debian, libfuse })
     const built = (file) => path.join(dir, 'build', 'Release', file)
     const current = existsSync(path.join(dir, STAMP)) && readFileSync(path.join(dir, STAMP), 'utf8') === stamp &&
       Object.values(ADDONS[name]).every((file) => existsSync(built(file)))
-    if (!current) {
+    const cached = path.join(buildCache(), 'fuse-addons', `linux-${arch.node}-${name}-${createHash('sha256').update(stamp).update(toolchain).digest('hex').slice(0, 16)}`)
+    const files = Object.values(ADDONS[name])
+    let fresh = false
+    if (!current && files.every((file) => existsSync(path.join(cached, file)))) {
+      rmSync(dir, { recursive: true, force: true })
+      mkdirSync(path.join(dir, 'build', 'Release'), { recursive: true })
+      for (const file of files) copyFileSync(path.join(cached, file), built(file))
+      writeFileSync(path.join(dir, STAMP), stamp)
+      console.error(`build-fuse-addon: the ${arch.debian} FUSE addons for ${Object.keys(ADDONS[name]).join(' and ')}, against ${libfuse}, from the build cache (${cached})`)
+    } else if (!current) {
       rmSync(dir, { recursive: true, force: true })
       mkdirSync(dir, { recursive: true })
       for (const file of SOURCES) copyFileSync(path.join(fuseDir, file), path.join(dir, file))
@@ -62,6 +80,7 @@ export function crossBuildAddons({ root, fuseDir, sourceHash, archName, gypRebui
       gypRebuild(dir, env, arch.node)
       writeFileSync(path.join(dir, STAMP), stamp)
       console.error(`build-fuse-addon: cross-built the ${arch.debian} FUSE addons for ${Object.keys(ADDONS[name]).join(' and ')}, against ${libfuse}`)
+      fresh = true
     }
     for (const [soname, file] of Object.entries(ADDONS[name])) {
       checkAddon(built(file), arch, soname, fail)
@@ -71,6 +90,42 @@ export function crossBuildAddons({ root, fuseDir, sourceHash, archName, gypRebui
         renameSync(`${target}.tmp`, target)
       }
     }
+    // Kept once checked: a cache hit is never a file that failed the checks.
+    if (fresh) keep(cached, files.map(built))
+  }
+}
+
+/**
+ * What the addons are made of besides their sources and libfuse: the cross compiler, the Node
+ * headers node-gyp builds against, and the headers binding.gyp takes from napi-macros and
+ * fuse-shared-library (by their versions).
+ */
+function toolchainDigest(arch, fuseDir) {
+  const require = createRequire(path.join(fuseDir, 'package.json'))
+  const version = (name) => JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version
+  const hash = createHash('sha256')
+  for (const compiler of [`${arch.triplet}-gcc`, `${arch.triplet}-g++`]) hash.update(execFileSync(compiler, ['--version'], { encoding: 'utf8' }))
+  for (const header of ['node_version.h', 'node_api.h', 'js_native_api.h']) {
+    const file = path.join('/usr/include/node', header)
+    hash.update(existsSync(file) ? readFileSync(file) : `no ${header}`)
+  }
+  hash.update(`napi-macros ${version('napi-macros')}, fuse-shared-library ${version('fuse-shared-library')}`)
+  return hash.digest('hex')
+}
+
+/** Copies the built files into the cache folder, whole or not at all (a folder renamed into place). */
+function keep(cached, builtFiles) {
+  const partial = `${cached}.partial-${process.pid}`
+  try {
+    rmSync(partial, { recursive: true, force: true })
+    mkdirSync(partial, { recursive: true })
+    for (const file of builtFiles) copyFileSync(file, path.join(partial, path.basename(file)))
+    // Another build of the same inputs may have put its own there meanwhile: the same bytes' worth.
+    if (!existsSync(cached)) renameSync(partial, cached)
+  } catch (err) {
+    console.error(`build-fuse-addon: could not keep the addons in ${cached} (${err.message}); they are built again next time`)
+  } finally {
+    rmSync(partial, { recursive: true, force: true })
   }
 }
 

@@ -41,8 +41,16 @@ export function encodeJpeg(img: Rgba, quality = 85): Buffer {
 /** An opaque image from a pixel function (x, y) → [r, g, b]. */
 export function drawImage(width: number, height: number, pixel: (x: number, y: number) => readonly [number, number, number]): Rgba {
   const data = Buffer.alloc(width * height * 4)
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) data.set([...pixel(x, y), 255], (y * width + x) * 4)
+  // Written byte by byte: an array made and copied per pixel cost the demo's four photos most
+  // of a CPU-second at every start of the demo (and over ten under emulation).
+  for (let y = 0, at = 0; y < height; y++) {
+    for (let x = 0; x < width; x++, at += 4) {
+      const [r, g, b] = pixel(x, y)
+      data[at] = r
+      data[at + 1] = g
+      data[at + 2] = b
+      data[at + 3] = 255
+    }
   }
   return { width, height, data }
 }
