@@ -343,7 +343,7 @@ describe.skipIf(SKIP !== null)(`the .deb on a clean Debian 12${SKIP ? ` (skipped
     console.log([
       `deb: apt install → mounted: ${seconds(installMs + signInMs)} (apt install ${seconds(installMs)}, then config set × 3 + login + mount ${seconds(signInMs)});`,
       `     apt fetched ${fetched} (dependencies from Debian / everything); the local service started before it, in ${seconds(serviceMs)} (not counted)`,
-      `deb: ${path.basename(current.file)}: ${(bytes / 1e6).toFixed(1)} MB (${bytes} bytes) compressed; Installed-Size ${installedKiB} KiB (${(installedKiB / 1024).toFixed(1)} MiB)`,
+      `deb: ${path.basename(current.file)}: ${(bytes / 1e6).toFixed(1)} MB (${bytes} bytes) compressed (xz -${process.env.DPKG_DEB_COMPRESSOR_LEVEL ?? 6}); Installed-Size ${installedKiB} KiB (${(installedKiB / 1024).toFixed(1)} MiB)`,
     ].join('\n'))
   }, 400_000)
 
