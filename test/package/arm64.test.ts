@@ -49,10 +49,6 @@ function skipReason(): string | null {
   // Without qemu this machine cannot run an arm64 program at all (the bootstrap of npm test installs it on Debian).
   const dirs = `${process.env.PATH ?? ''}:/usr/bin:/usr/local/bin`.split(':').filter(Boolean)
   if (!dirs.some((dir) => existsSync(path.join(dir, 'qemu-aarch64-static')))) return 'no qemu-aarch64-static (package qemu-user-static) to run arm64 programs with'
-  // About 205 CPU-seconds (the arm64 build 72, lintian 17, emulation 115: docs/testing.md), more
-  // than the package group has to spare on a 2-core machine: beside deb.test.ts it took 659 s
-  // and deb.test.ts 877 s, which would take the suite well past its 20 minutes. Run when asked.
-  if (process.env.TRANSFERFS_TEST_ARM64 !== '1') return 'runs only with TRANSFERFS_TEST_ARM64=1 (about 205 CPU-s: more than CI\'s 20 minutes can spare)'
   return null
 }
 const SKIP = skipReason()
