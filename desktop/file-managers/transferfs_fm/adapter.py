@@ -142,9 +142,18 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
                 return
             try:
                 entry = core.entry_from(ask.path, is_dir, mounts, attributes.get)
-                if core.wants_link_file(entry):
-                    self._link_file(ask, file_info, entry)
-                    return
+                with_link_file = core.wants_link_file(entry)
+            except Exception as error:  # a bug: said, and the file manager still gets its answer
+                ask.fail(error)
+                return
+            if with_link_file:
+                self._link_file(ask, file_info, entry)
+            else:
+                self._finish(ask, file_info, entry)
+
+        def _finish(self, ask: Ask, file_info: Any, entry: core.Entry) -> None:
+            """`entry` shown on the file manager's object while `ask` is open, then `ask` completed."""
+            try:
                 if ask.open:
                     self._show(file_info, entry)
             except Exception as error:  # a bug: said, and the file manager still gets its answer
@@ -161,13 +170,7 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
                     entry.has_link_file = True
                 except Exception:  # GLib.Error: no link.url
                     pass
-                try:
-                    if ask.open:
-                        self._show(file_info, entry)
-                except Exception as error:  # a bug: said, and the file manager still gets its answer
-                    ask.fail(error)
-                    return
-                ask.complete()
+                self._finish(ask, file_info, entry)
 
             Gio.File.new_for_path(entry.path).get_child("link.url").query_info_async("standard::type", NOFOLLOW, GLib.PRIORITY_DEFAULT, None, linked)
 
