@@ -26,27 +26,12 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 bash scripts/bootstrap.sh
 
-CLI=(node "$PWD/dist/src/cli/main.js")
-STATE=$(mktemp -d /tmp/transferfs-desktop-check.XXXXXX)
-MNT="$STATE/Transfers"
-pids=()
-cleanup() {
-  "${CLI[@]}" unmount "$MNT" >/dev/null 2>&1 || fusermount3 -uz "$MNT" 2>/dev/null || fusermount -uz "$MNT" 2>/dev/null || true
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$STATE"
-}
-trap cleanup EXIT
+# shellcheck source=support/demo-account.sh
+source scripts/support/demo-account.sh
 
 echo "desktop-check: starting the local service with the demo transfers" >&2
-"${CLI[@]}" serve --demo --controls --data-dir "$STATE/service" >"$STATE/announcement" 2>"$STATE/service.log" &
-pids+=($!)
-for _ in $(seq 1 120); do [ -s "$STATE/announcement" ] && break; sleep 0.5; done
-field() { node -e 'const a = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0]); console.log(process.argv[2].split(".").reduce((o, k) => o[k], a))' "$STATE/announcement" "$1"; }
-export TRANSFERFS_API_URL=$(field baseUrl) TRANSFERFS_API_KEY=$(field apiKey) TRANSFERFS_CA=$(field ca)
-export TRANSFERFS_CONFIG_DIR="$STATE/config" TRANSFERFS_DATA_DIR="$STATE/data"
+demo_account desktop-check --controls
 CONTROLS="${TRANSFERFS_API_URL%/api}/_emulator"
-field user.password | "${CLI[@]}" login --email "$(field user.email)" --password-stdin >/dev/null
 
 control() { curl -sS --cacert "$TRANSFERFS_CA" -H "x-api-key: $TRANSFERFS_API_KEY" -X "$1" "$CONTROLS/$2"; }
 

@@ -14,27 +14,9 @@ for tool in dolphin:dolphin import:imagemagick Xvfb:xvfb dbus-run-session:dbus; 
 done
 [ -f dist/.built ] || { echo "dolphin-menu: build first (npx tsc -p tsconfig.json && touch dist/.built)" >&2; exit 1; }
 
-CLI=(node "$PWD/dist/src/cli/main.js")
-STATE=$(mktemp -d /tmp/transferfs-dolphin-menu.XXXXXX)
-MNT="$STATE/Transfers"
-pids=()
-cleanup() {
-  "${CLI[@]}" unmount "$MNT" >/dev/null 2>&1 || fusermount3 -uz "$MNT" 2>/dev/null || fusermount -uz "$MNT" 2>/dev/null || true
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$STATE"
-}
-trap cleanup EXIT
-
-"${CLI[@]}" serve --demo --data-dir "$STATE/service" >"$STATE/announcement" 2>"$STATE/service.log" &
-pids+=($!)
-# Making the demo's files takes a while on a loaded machine.
-for _ in $(seq 1 360); do [ -s "$STATE/announcement" ] && break; sleep 0.5; done
-[ -s "$STATE/announcement" ] || { echo "dolphin-menu: the local service did not start: $(cat "$STATE/service.log")" >&2; exit 1; }
-field() { node -e 'const a = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0]); console.log(process.argv[2].split(".").reduce((o, k) => o[k], a))' "$STATE/announcement" "$1"; }
-export TRANSFERFS_API_URL=$(field baseUrl) TRANSFERFS_API_KEY=$(field apiKey) TRANSFERFS_CA=$(field ca)
-export TRANSFERFS_CONFIG_DIR="$STATE/config" TRANSFERFS_DATA_DIR="$STATE/data"
-field user.password | "${CLI[@]}" login --email "$(field user.email)" --password-stdin >/dev/null
+# shellcheck source=../support/demo-account.sh
+source scripts/support/demo-account.sh
+demo_account dolphin-menu
 mkdir -p "$MNT"
 "${CLI[@]}" mount "$MNT" >/dev/null
 folder=$(ls -d "$MNT"/inbox/*"Photos from the harbour walk"*)
