@@ -2,7 +2,7 @@
 // which live under the data directory (one file per stored file, one per upload in progress).
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { Writable } from 'node:stream'
@@ -292,15 +292,20 @@ export class Store {
 
   /**
    * Streams bytes into a new stored file of the transfer (seeding, demo); hashes on the way,
-   * unless the content's digests are known (then only its size is counted).
+   * unless the content's digests are known (then its size is the written file's).
    */
   async writeFile(transfer: StoredTransfer, name: string, source: NodeJS.ReadableStream | AsyncIterable<Buffer>, mtime?: number,
     digests?: { md5: string; crc32: number }): Promise<StoredFile> {
     const { fileid, path } = this.newFilePath(transfer)
-    const hasher = new FileHasher()
-    const counter = new ByteCounter()
-    await pipeline(source as AsyncIterable<Buffer>, digests ? counter.tap() : hasher.tap(), createWriteStream(path))
-    const found = digests ? { ...digests, size: counter.size } : hasher.result()
+    let found: { md5: string; crc32: number; size: number }
+    if (digests) {
+      await pipeline(source, createWriteStream(path))
+      found = { ...digests, size: (await stat(path)).size }
+    } else {
+      const hasher = new FileHasher()
+      await pipeline(source as AsyncIterable<Buffer>, hasher.tap(), createWriteStream(path))
+      found = hasher.result()
+    }
     const file: StoredFile = { fileid, name, path, mtime: mtime ?? this.clock.now(), downloads: [], ...found }
     await this.putFile(transfer, file)
     return file
@@ -308,22 +313,6 @@ export class Store {
 
   async removeAll(): Promise<void> {
     await rm(join(this.dataDir, 'transfers'), { recursive: true, force: true })
-  }
-}
-
-/** The length of a byte stream, counted as it passes. */
-class ByteCounter {
-  size = 0
-
-  tap(): (source: AsyncIterable<Buffer>) => AsyncGenerator<Buffer> {
-    const self = this
-    return async function* (source) {
-      for await (const chunk of source) {
-        const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array)
-        self.size += buf.length
-        yield buf
-      }
-    }
   }
 }
 
