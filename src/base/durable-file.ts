@@ -58,5 +58,11 @@ export async function removeDurably(file: string): Promise<void> {
 
 /** A temporary file a replace left behind when the process died mid-way. */
 export function isTempOfDurableWrite(name: string): boolean {
-  return /\.tmp-[0-9a-f]{8}$/.test(name)
+  return durableWriteTarget(name) !== null
+}
+
+/** The name of the file a replace's temporary file `name` was for; null when `name` is none. */
+export function durableWriteTarget(name: string): string | null {
+  const m = /^(.*)\.tmp-[0-9a-f]{8}$/s.exec(name)
+  return m ? (m[1] as string) : null
 }

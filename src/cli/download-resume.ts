@@ -19,7 +19,7 @@ import { allOrFirstFailure } from '../base/all-or-first-failure.js'
 import { spanCount, spansOf } from '../base/chunk-grid.js'
 import { writeParts } from '../api/file-io.js'
 import { IntegrityError } from '../api/errors.js'
-import { writeFileDurably } from '../base/durable-file.js'
+import { durableWriteTarget, writeFileDurably } from '../base/durable-file.js'
 import { md5OfFile } from '../base/file-hash-pool.js'
 import { readStateFile } from '../base/state-file.js'
 
@@ -187,6 +187,8 @@ async function finish(job: ChunkJob, file: string): Promise<void> {
  * Removes the empty folders of `dir`'s staging folder, and the folder itself once empty: a
  * download that finished leaves none of it behind, and one that did not keeps every partial
  * file. Run once all files are done, since the files of one download finish in any order.
+ * A state's temporary file whose state is gone is removed on the way: a run killed while it
+ * replaced the state left it, and the file it was for is whole now.
  */
 export async function tidyPartials(dir: string): Promise<void> {
   const removeEmpty = async (folder: string): Promise<void> => {
@@ -196,7 +198,14 @@ export async function tidyPartials(dir: string): Promise<void> {
     } catch {
       return
     }
-    for (const e of entries) if (e.isDirectory()) await removeEmpty(path.join(folder, e.name))
+    const names = new Set(entries.map((e) => e.name))
+    for (const e of entries) {
+      if (e.isDirectory()) await removeEmpty(path.join(folder, e.name))
+      else {
+        const of = durableWriteTarget(e.name)
+        if (of !== null && !names.has(of)) await rm(path.join(folder, e.name), { force: true })
+      }
+    }
     await rmdir(folder).catch(() => {})
   }
   await removeEmpty(path.join(dir, PARTIAL_DIR))
