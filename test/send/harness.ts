@@ -20,6 +20,8 @@ export class Harness {
   fs!: OutboxFs
   sender!: FakeSender
   restarts = 0
+  /** What a test started from inside a service call (a write, a rename); settle() waits for it. */
+  private readonly sideActions = new Set<Promise<unknown>>()
 
   private constructor(readonly dataDir: string, readonly options: Partial<SendOptions>, readonly freeBytes?: () => Promise<number>) {}
 
@@ -73,10 +75,22 @@ export class Harness {
     await this.start()
   }
 
+  /**
+   * Starts `action` beside the outbox's own work, as another process would, without blocking
+   * the service call it is started from; settle() does not return before it has finished, so a
+   * change the test makes mid-upload cannot land after the outbox looked idle.
+   */
+  meanwhile(action: () => Promise<unknown>): void {
+    const p = action().finally(() => this.sideActions.delete(p))
+    this.sideActions.add(p)
+  }
+
   /** Lets time pass until nothing is waiting: every settled entry is sent (or failed). */
   async settle(maxRounds = 200): Promise<void> {
     for (let i = 0; i < maxRounds; i++) {
+      while (this.sideActions.size > 0) await Promise.all(this.sideActions)
       await this.fs.idle()
+      if (this.sideActions.size > 0) continue
       const d = this.clock.nextDelay()
       if (d === null) return
       this.clock.advance(d)

@@ -215,7 +215,8 @@ describe('settling', () => {
     h.service.beforeCall = (call) => {
       if (call.op === 'chunk' && call.chunk === 2 && !changed) {
         changed = true
-        void h.fs.open('/doc.txt', 1).then(async (fh) => {
+        h.meanwhile(async () => {
+          const fh = await h.fs.open('/doc.txt', 1)
           await h.fs.write('/doc.txt', fh, Buffer.from('CHANGED'), 0)
           await h.fs.release('/doc.txt', fh)
         })
@@ -237,7 +238,7 @@ describe('settling', () => {
     await cp(h.fs, '/keep.txt', bytes(3000))
     let fh = -1
     h.service.beforeCall = (call) => {
-      if (call.op === 'complete' && fh < 0) void h.fs.open('/keep.txt', 2).then((x) => { fh = x })
+      if (call.op === 'complete' && fh < 0) h.meanwhile(async () => { fh = await h.fs.open('/keep.txt', 2) })
     }
     await h.settle()
     expect(fh).toBeGreaterThan(0)
@@ -254,7 +255,7 @@ describe('settling', () => {
     await cp(h.fs, '/log.txt', bytes(3000))
     let fh = -1
     h.service.beforeCall = (call) => {
-      if (call.op === 'complete' && fh < 0) void h.fs.open('/log.txt', 2).then((x) => { fh = x })
+      if (call.op === 'complete' && fh < 0) h.meanwhile(async () => { fh = await h.fs.open('/log.txt', 2) })
     }
     await h.settle()
     await h.fs.write('/log.txt', fh, Buffer.from('more'), 3000)
@@ -274,7 +275,7 @@ describe('settling', () => {
     h.service.beforeCall = (call) => {
       if (call.op === 'chunk' && !done) {
         done = true
-        void h.fs.rename('/old.txt', '/new.txt')
+        h.meanwhile(() => h.fs.rename('/old.txt', '/new.txt'))
       }
     }
     await h.settle()
@@ -345,7 +346,7 @@ describe('file system behaviour', () => {
     // The group list changes (as it does when the mount first learns it, late) just as
     // Complete is answered: the entry's send must stand.
     h.service.afterCall = (call) => {
-      if (call.op === 'complete') void h.fs.updateSettings({ recipientGroups: ['Other'] })
+      if (call.op === 'complete') h.meanwhile(() => h.fs.updateSettings({ recipientGroups: ['Other'] }))
     }
     await h.settle()
     h.service.afterCall = null
