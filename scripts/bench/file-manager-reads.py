@@ -4,7 +4,8 @@ from Nautilus's. Prints one JSON object of milliseconds.
 
   file-manager-reads.py FOLDER
 
-- `syscalls`: each entry's lstat and its three attributes (os.getxattr), one entry after another;
+- `syscalls`: each entry's lstat and its attributes in one read (os.getxattr of
+  user.transferfs.shown), one entry after another;
 - `gio`: each entry's read alone (Gio.File.query_info_async of the same attributes, answered on
   a GLib main loop), one entry after another as Nautilus asks its extensions: what the extension
   did for every entry before it read folders whole;
@@ -24,7 +25,7 @@ gi.require_version("Gio", "2.0")
 from gi.repository import Gio, GLib  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "desktop", "file-managers"))
-from transferfs_fm import adapter, core, folder_reads  # noqa: E402
+from transferfs_fm import core, folder_reads  # noqa: E402
 
 folder = sys.argv[1]
 paths = [os.path.join(folder, name) for name in sorted(os.listdir(folder))]
@@ -32,11 +33,10 @@ paths = [os.path.join(folder, name) for name in sorted(os.listdir(folder))]
 t0 = time.monotonic()
 for p in paths:
     os.lstat(p)
-    for name in core.ATTRIBUTES:
-        try:
-            os.getxattr(p, name, follow_symlinks=False)
-        except OSError:
-            pass
+    try:
+        os.getxattr(p, core.SHOWN_ATTR, follow_symlinks=False)
+    except OSError:
+        pass
 syscalls = (time.monotonic() - t0) * 1000
 
 loop = GLib.MainLoop()
@@ -57,7 +57,7 @@ def next_one():
             failed.append(error.message)
         next_one()
 
-    location.query_info_async(adapter.GIO_ATTRIBUTES, Gio.FileQueryInfoFlags.NOFOLLOW_SYMLINKS, GLib.PRIORITY_DEFAULT, None, read)
+    location.query_info_async(folder_reads.GIO_SHOWN, Gio.FileQueryInfoFlags.NOFOLLOW_SYMLINKS, GLib.PRIORITY_DEFAULT, None, read)
 
 
 t0 = time.monotonic()
@@ -65,7 +65,7 @@ GLib.idle_add(lambda: next_one() and False)
 loop.run()
 gio = (time.monotonic() - t0) * 1000
 
-reads = folder_reads.FolderReads(Gio, GLib, adapter.GIO_ATTRIBUTES)
+reads = folder_reads.FolderReads(Gio, GLib)
 listed = [os.path.join(folder, name) for name in os.listdir(folder)]
 left = list(reversed(listed))
 missed = []

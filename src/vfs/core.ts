@@ -10,10 +10,26 @@ export type FsErrorCode =
   | 'ENOTEMPTY' | 'EINVAL' | 'ENOSPC' | 'ENODATA' | 'EOPNOTSUPP' | 'ENAMETOOLONG' | 'EBADF'
   | 'ENOSYS' | 'ETIMEDOUT' | 'EXDEV' | 'EBUSY' | 'EFBIG'
 
+/** Error.stackTraceLimit while an FsError is made without a stack (see stackless). */
+let stackTraceLimit = Error.stackTraceLimit
+
+/** `message`, with the next Error made taking no stack; FsError's constructor restores the limit. */
+function stackless(message: string): string {
+  stackTraceLimit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  return message
+}
+
+/**
+ * An answer of the core's own choosing, such as ENOENT for a name that is not there or ENODATA
+ * for an attribute an entry lacks: an outcome, not a fault, so it carries no stack (capturing
+ * one cost a few microseconds for each such answer, and a file manager's listing makes thousands).
+ */
 export class FsError extends Error {
   override readonly name = 'FsError'
   constructor(readonly code: FsErrorCode, message?: string) {
-    super(message ?? code)
+    super(stackless(message ?? code))
+    Error.stackTraceLimit = stackTraceLimit
   }
 }
 

@@ -118,6 +118,13 @@ describe('the state of what is being sent', () => {
     const r = await run('getfattr', ['--absolute-names', '-n', 'user.transferfs.state', ...paths])
     expect(r.code, r.stderr).toBe(0)
     process.stdout.write(`states read:\n${r.stdout}`)
+    // The attribute a file manager reads instead carries the same state, and costs no call either.
+    for (const p of paths) {
+      const one = await run('getfattr', ['--only-values', '-n', 'user.transferfs.state', p])
+      const all = await run('getfattr', ['--only-values', '-n', 'user.transferfs.shown', p])
+      expect(all.code, all.stderr).toBe(0)
+      expect((JSON.parse(all.stdout) as Record<string, string>)['user.transferfs.state'], p).toBe(one.stdout)
+    }
     const c = await world.service.controls.counters()
     expect(c.bytesServed).toBe(0)
     expect(c.routes).toEqual({})

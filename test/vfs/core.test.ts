@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { NetworkError } from '../../src/api/errors.js'
+import { FsError } from '../../src/vfs/core.js'
 import { TransferFileSystem } from '../../src/vfs/filesystem.js'
 import { FakeCatalog, FakeClock, FakeContent, makeFile, makeTransfer, readAll } from './fakes.js'
 import { toBuffer } from '../../src/read/bytes.js'
@@ -100,6 +101,19 @@ describe('attributes', () => {
     // The transfer's folder: its page, from the listing (the folders below it: nothing).
     expect(await fs.listxattr('/by-id/x1')).toEqual(['user.xdg.origin.url'])
     expect((await fs.getxattr('/by-id/x1', 'user.xdg.origin.url')).toString()).toBe('https://transfer.test/d/x1')
+  })
+
+  it('user.transferfs.shown: the attributes a file manager shows, in one read; {} where none applies; not listed', async () => {
+    const { catalog, fs } = setup()
+    catalog.add(withFiles('x1'))
+    const shown = async (p: string) => JSON.parse((await fs.getxattr(p, 'user.transferfs.shown')).toString()) as unknown
+    expect(await shown('/by-id/x1/photo.JPG')).toEqual({ 'user.xdg.origin.url': 'https://transfer.test/d/x1' })
+    expect(await shown('/by-id/x1')).toEqual({ 'user.xdg.origin.url': 'https://transfer.test/d/x1' })
+    expect(await shown('/')).toEqual({})
+    expect(await shown('/by-id/x1/.transfer.json')).toEqual({})
+    await expect(fs.getxattr('/by-id/x1/nothing', 'user.transferfs.shown')).rejects.toMatchObject({ code: 'ENOENT' })
+    await expect(fs.getxattr('/nowhere', 'user.transferfs.shown')).rejects.toMatchObject({ code: 'ENOENT' })
+    expect(await fs.listxattr('/by-id/x1/photo.JPG')).not.toContain('user.transferfs.shown')
   })
 
   it('statfs shows the account storage use and limit', async () => {
@@ -436,5 +450,16 @@ describe('probe names', () => {
     // The listing carried the folder's files: the real desktop.ini is there at once.
     expect(await fs.readdir(`/inbox/${name}`)).toContain('desktop.ini')
     expect((await fs.getattr(`/inbox/${name}/desktop.ini`)).mode).toBe(S_IFREG | 0o444)
+  })
+})
+
+describe('FsError', () => {
+  it('is made without a stack (an answer, not a fault) and leaves the stack limit of other errors as it was', () => {
+    const limit = Error.stackTraceLimit
+    const e = new FsError('ENOENT')
+    expect(e).toMatchObject({ code: 'ENOENT', message: 'ENOENT', name: 'FsError' })
+    expect(e.stack?.split('\n')).toHaveLength(1)
+    expect(Error.stackTraceLimit).toBe(limit)
+    expect(new Error('x').stack?.split('\n').length).toBeGreaterThan(1)
   })
 })

@@ -34,8 +34,10 @@ from .asks import Ask
 COLUMN_ATTRIBUTE = "transferfs_state"
 #: How soon a changing state (fetching, waiting, sending) is asked again, in seconds.
 REFRESH_SECONDS = 2
-#: What update_file_info asks GIO for: the attributes core makes an entry from.
-GIO_ATTRIBUTES = ",".join(core.gio_attribute(name) for name in core.ATTRIBUTES)
+#: How long a mount found to be of an earlier version (no user.transferfs.shown) is read one
+#: attribute at a time before it is asked for the one attribute again (it may have been mounted
+#: anew, by the version installed since), in seconds.
+OLDER_MOUNT_SECONDS = 60.0
 #: The entries remembered for the menu (built on the UI thread, so from what was read before).
 REMEMBERED = 20000
 #: How long a read of /proc/self/mountinfo is reused: mounts come and go rarely.
@@ -70,7 +72,9 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
             self._mounts: List[core.Mount] = []
             self._mounts_read_at = -1.0
             self._columns: Optional[List[Any]] = None
-            self._folder_reads = folder_reads.FolderReads(Gio, GLib, GIO_ATTRIBUTES)
+            self._folder_reads = folder_reads.FolderReads(Gio, GLib)
+            #: Mount point -> when it was found to be of an earlier version (folder_reads.GIO_EACH).
+            self._older_mounts: Dict[str, float] = {}
 
         # ---- attributes: emblem and column --------------------------------------------------
 
@@ -98,10 +102,16 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
         def update_file_info_full(self, provider: Any, handle: Any, closure: Any, file_info: Any) -> Any:
             path = local_path(file_info)
             mounts = self._current_mounts()
-            if path is None or core.transferfs_mount_of(mounts, path) is None:
+            mount_point = None if path is None else core.transferfs_mount_of(mounts, path)
+            if path is None or mount_point is None:
                 # A local file shows nothing: no thread, no system call.
                 return fm.OperationResult.COMPLETE
             is_dir = file_info.is_directory()
+            if self._is_older(mount_point):
+                # Its folder's enumeration would read nothing of use: each entry is read alone.
+                ask = Ask(fm, GLib, provider, handle, closure, path)
+                self._read_alone(ask, file_info, is_dir, mounts)
+                return fm.OperationResult.IN_PROGRESS
             # The file manager's object for the file (PyGObject hashes the GObject's address):
             # the same one asked again was told the file changed; folder_reads.py tells them apart.
             asker = hash(file_info)
@@ -121,9 +131,18 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
                 self._read_alone(ask, file_info, is_dir, mounts)
             return fm.OperationResult.IN_PROGRESS
 
+        def _is_older(self, mount_point: str) -> bool:
+            found = self._older_mounts.get(mount_point)
+            if found is not None and time.monotonic() - found > OLDER_MOUNT_SECONDS:
+                del self._older_mounts[mount_point]
+                return False
+            return found is not None
+
         def _read_alone(self, ask: Ask, file_info: Any, is_dir: bool, mounts: List[core.Mount]) -> None:
             """One entry's attributes asked of GIO, as its folder's enumeration could not answer."""
             location = Gio.File.new_for_path(ask.path)
+            mount_point = core.transferfs_mount_of(mounts, ask.path) or ""
+            each = self._is_older(mount_point)
 
             def read(_source: Any, result: Any) -> None:
                 try:
@@ -131,9 +150,15 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
                 except Exception as error:  # GLib.Error: the file went, the mount failed
                     ask.fail(error)
                     return
-                self._answer(ask, file_info, is_dir, mounts, folder_reads.attributes_of(info))
+                attributes = folder_reads.attributes_of(info, each)
+                if attributes is None:
+                    # No user.transferfs.shown: a mount of an earlier version, asked for each attribute.
+                    self._older_mounts[mount_point] = time.monotonic()
+                    self._read_alone(ask, file_info, is_dir, mounts)
+                    return
+                self._answer(ask, file_info, is_dir, mounts, attributes)
 
-            location.query_info_async(GIO_ATTRIBUTES, NOFOLLOW, GLib.PRIORITY_DEFAULT, None, read)
+            location.query_info_async(folder_reads.GIO_EACH if each else folder_reads.GIO_SHOWN, NOFOLLOW, GLib.PRIORITY_DEFAULT, None, read)
 
         def _answer(self, ask: Ask, file_info: Any, is_dir: bool, mounts: List[core.Mount], attributes: Optional[folder_reads.Attributes]) -> None:
             """`ask` answered from `attributes` (None: its folder's enumeration ended without it)."""

@@ -47,9 +47,19 @@ REMEMBER_SECONDS = 300.0
 CHANGED = None
 
 
-def attributes_of(info: Any) -> Attributes:
-    """The attributes core makes an entry from, out of a Gio.FileInfo."""
-    return {name: core.gio_text(info.get_attribute_string(core.gio_attribute(name))) for name in core.ATTRIBUTES}
+#: What GIO is asked for, for a mount of this version: the one attribute carrying the others.
+GIO_SHOWN = core.gio_attribute(core.SHOWN_ATTR)
+#: What GIO is asked for, for a mount of an earlier version: each attribute (a getxattr each).
+GIO_EACH = ",".join(core.gio_attribute(name) for name in core.ATTRIBUTES)
+
+
+def attributes_of(info: Any, each: bool = False) -> Optional[Attributes]:
+    """The attributes core makes an entry from, out of a Gio.FileInfo asked for GIO_SHOWN (None
+    where the mount gave no such attribute: a mount of an earlier version), or with `each` for
+    GIO_EACH."""
+    if each:
+        return {name: core.gio_text(info.get_attribute_string(core.gio_attribute(name))) for name in core.ATTRIBUTES}
+    return core.shown_attributes(core.gio_text(info.get_attribute_string(GIO_SHOWN)))
 
 
 class _Folder:
@@ -59,7 +69,7 @@ class _Folder:
         self.path = path
         self.enumerator: Any = None
         #: name -> (attributes, when read), not yet given to an ask.
-        self.read: Dict[str, Tuple[Attributes, float]] = {}
+        self.read: Dict[str, Tuple[Optional[Attributes], float]] = {}
         #: name -> what to call once the enumeration reaches it.
         self.waiting: Dict[str, List[Then]] = {}
         #: name -> the file object it was answered for (CHANGED: told it changed).
@@ -73,14 +83,14 @@ class _Folder:
 class FolderReads:
     """Each folder's entries' attributes, read in one enumeration per folder listed.
 
-    `Gio` and `GLib` are the file manager's (PyGObject's) modules; `attributes` is the GIO
-    attribute list to ask for (the `xattr::` names). All of it runs on the main loop.
+    `Gio` and `GLib` are the file manager's (PyGObject's) modules. An entry of a mount of an
+    earlier version (no GIO_SHOWN) is answered None: read it alone. All of it runs on the main loop.
     """
 
-    def __init__(self, Gio: Any, GLib: Any, attributes: str) -> None:
+    def __init__(self, Gio: Any, GLib: Any) -> None:
         self._Gio = Gio
         self._GLib = GLib
-        self._attributes = "standard::name," + attributes
+        self._attributes = "standard::name," + GIO_SHOWN
         self._folders: Dict[str, _Folder] = {}
         self._swept_at = 0.0
 

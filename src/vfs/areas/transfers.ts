@@ -14,6 +14,7 @@ import { isDirectory, linkFile, transferJson, transferOf, TreeResolver, type Nod
 import type { VfsSettings } from '../settings.js'
 import { filesOfTree, type Covered, type Pinning, type PinTarget, type PinScope } from '../pinning.js'
 import { PASSWORD_FILE, type TreeDir } from '../transfer-tree.js'
+import { ORIGIN_XATTR } from '../shown-xattr.js'
 import { withoutQuery } from '../shown-urls.js'
 import { EVERYONE, folderMode, OWNER_ONLY, readOnlyFileMode } from '../../base/access-bits.js'
 import { PinXattrs } from './pin-xattrs.js'
@@ -324,12 +325,12 @@ export class TransferArea implements Area {
     // to the service): a file manager's "Copy link" on the folder is then one read.
     if (node.kind === 'transfer') {
       const url = transferOf(node)?.url
-      if (url) attrs.set('user.xdg.origin.url', withoutQuery(url))
+      if (url) attrs.set(ORIGIN_XATTR, withoutQuery(url))
       return attrs
     }
     if (node.kind !== 'file') return attrs
     if (node.file.remote.md5) attrs.set('user.md5', node.file.remote.md5)
-    if (node.transfer.url) attrs.set('user.xdg.origin.url', withoutQuery(node.transfer.url))
+    if (node.transfer.url) attrs.set(ORIGIN_XATTR, withoutQuery(node.transfer.url))
     attrs.set('user.mime_type', mimeTypeOf(node.file.remote.fileName))
     return attrs
   }

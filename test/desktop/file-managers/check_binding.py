@@ -73,6 +73,7 @@ def read_asynchronously(fm, GObject):
     completion, whose handle and closure only the file manager itself can make, is recorded."""
     from gi.repository import Gio, GLib
     from transferfs_fm import adapter, core
+    from mount_attributes import give
 
     completions = []
     shim = types.SimpleNamespace(
@@ -94,9 +95,7 @@ def read_asynchronously(fm, GObject):
             open(p, "w").close()
         else:
             os.makedirs(p, exist_ok=True)
-        os.setxattr(p, core.STATE_ATTR, state.encode())
-        if url:
-            os.setxattr(p, core.ORIGIN_ATTR, url.encode())
+        give(p, {core.STATE_ATTR: state, **({core.ORIGIN_ATTR: url} if url else {})})
         infos[rel] = FileInfo(p, not rel.endswith(".bin"))
     core.read_mounts = lambda path="/proc/self/mountinfo": [core.Mount(root, core.FS_TYPE, "transferfs:/data")]
     extension = adapter.build(shim, GObject, GLib, Gio, "check")()

@@ -8,8 +8,10 @@ Prints one JSON line; run by test/desktop/file-manager-bindings.test.ts as
 The folder is local, its entries carrying the mount's attributes, taken for a transferfs mount.
 Steps: the first listing; one entry changed and asked about again by the same file object (as a
 file manager told of a change does); an entry added; the extension's own command on an entry
-(it is told the entry changed); the folder listed anew with new file objects; an entry whose
-reads the mount never answers (the file manager still gets its answer, "failed", in time).
+(it is told the entry changed); the folder listed anew with new file objects; a folder of a mount
+of an earlier version (no user.transferfs.shown: each entry read alone, attribute by attribute);
+an entry whose reads the mount never answers (the file manager still gets its answer, "failed",
+in time).
 """
 
 import collections
@@ -37,6 +39,7 @@ from gi.repository import Gio, GLib, GObject  # noqa: E402
 
 fm = getattr(__import__("gi.repository", fromlist=[module]), module)
 from transferfs_fm import adapter, asks, core  # noqa: E402
+from mount_attributes import give  # noqa: E402
 
 STATES = ["online", "cached", "pinned", "partial 40%", "sent", "failed: the address is not valid"]
 
@@ -115,8 +118,9 @@ def main():
     for i, name in enumerate(names):
         p = os.path.join(inbox, name)
         os.mkdir(p)
-        os.setxattr(p, core.STATE_ATTR, STATES[i % len(STATES)].encode())
-    core.read_mounts = lambda path="/proc/self/mountinfo": [core.Mount(root, core.FS_TYPE, "transferfs:/data")]
+        give(p, {core.STATE_ATTR: STATES[i % len(STATES)]})
+    older_root = tempfile.mkdtemp(prefix="transferfs-fm-older-")
+    core.read_mounts = lambda path="/proc/self/mountinfo": [core.Mount(m, core.FS_TYPE, "transferfs:/data") for m in (root, older_root)]
     gio = CountedGio()
     extension = adapter.build(shim, GObject, GLib, gio, "listing_" + flavor)()
     loop = GLib.MainLoop()
@@ -165,23 +169,35 @@ def main():
 
     # One entry changed; the file manager, told so, asks about the same file object again.
     changed = infos[len(infos) // 2]
-    os.setxattr(changed.location.get_path(), core.STATE_ATTR, b"pinned, fetching 40%")
+    give(changed.location.get_path(), {core.STATE_ATTR: "pinned, fetching 40%"})
     again = listing([changed])
     # A new entry, made after the enumeration.
     added_path = os.path.join(inbox, "transfer new")
     os.mkdir(added_path)
-    os.setxattr(added_path, core.STATE_ATTR, b"cached")
+    give(added_path, {core.STATE_ATTR: "cached"})
     added = FileInfo(added_path, True)
     new_entry = listing([added])
     # A command of the menu ran on an entry: the extension is told it changed.
     commanded = infos[1]
-    os.setxattr(commanded.location.get_path(), core.STATE_ATTR, b"pinned")
+    give(commanded.location.get_path(), {core.STATE_ATTR: "pinned"})
     extension._after_command(True, "", [commanded])
     after_command = listing([commanded])
     # The folder listed anew: the file manager's new file objects for the same entries.
     relisted_infos = [FileInfo(os.path.join(inbox, name), True) for name in os.listdir(inbox)]
     relisted = listing(relisted_infos)
     relisted_wrong = shown(relisted_infos)
+    # A mount of an earlier version, without user.transferfs.shown: the first entry is asked for it
+    # and then for each attribute; the others, for each attribute at once, each alone.
+    older_inbox = os.path.join(older_root, "inbox")
+    os.mkdir(older_inbox)
+    for i in range(5):
+        p = os.path.join(older_inbox, "transfer %d" % i)
+        os.mkdir(p)
+        give(p, {core.STATE_ATTR: STATES[i], core.PIN_ATTR: "1"}, older=True)
+    older_infos = [FileInfo(os.path.join(older_inbox, name), True) for name in sorted(os.listdir(older_inbox))]
+    older = listing(older_infos)
+    older_wrong = shown(older_infos)
+    older_menu = extension.get_file_items([older_infos[0]]) if flavor == "nautilus" else extension.get_file_items(None, [older_infos[0]])
     # A mount that never answers: the file manager still gets its answer (failed), in time.
     asks.ANSWER_SECONDS = 0.2
     os.mkdir(os.path.join(root, "stuck"))
@@ -190,6 +206,7 @@ def main():
     stuck_listing = listing([stuck])
     stuck_seconds = (GLib.get_monotonic_time() - started) / 1e6
     shutil.rmtree(root)
+    shutil.rmtree(older_root)
     print(json.dumps({
         "entries": COUNT,
         "first": first,
@@ -201,6 +218,7 @@ def main():
         "afterCommand": {**after_command, "invalidated": commanded.invalidated, "column": commanded.attributes.get(adapter.COLUMN_ATTRIBUTE)},
         "relisted": relisted,
         "relistedWrong": relisted_wrong,
+        "older": {**older, "wrong": older_wrong, "menu": [i.get_property("label") for i in older_menu]},
         "stuck": {**stuck_listing, "result": results.get(stuck), "seconds": round(stuck_seconds, 1)},
     }), flush=True)
     # A Nemo.Column finalized outside Nemo aborts the process (nemo-python 5.6): end here.

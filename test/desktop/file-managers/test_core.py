@@ -239,6 +239,24 @@ class AsGioGivesThem(unittest.TestCase):
         self.assertIsNone(entry.origin_url)
         self.assertFalse(core.entry_from("/home/ann/report.pdf", False, MOUNTS, given.get).on_mount)
 
+    def test_the_three_attributes_from_the_one_read(self):
+        self.assertEqual(core.gio_attribute(core.SHOWN_ATTR), "xattr::transferfs.shown")
+        text = r'{"user.transferfs.state":"pinned, failed: Caf\u00e9 \\ \"x\"","user.transferfs.pin":"1"}'
+        self.assertEqual(
+            core.shown_attributes(text),
+            {core.STATE_ATTR: 'pinned, failed: Café \\ "x"', core.PIN_ATTR: "1", core.ORIGIN_ATTR: None},
+        )
+        # As GIO gives it: the bytes outside printable ASCII, and the backslash, as \xNN.
+        raw = '{"user.transferfs.state":"failed: Café \\"x\\""}'.encode("utf-8")
+        escaped = "".join(chr(b) if 32 <= b < 127 and b != 0x5C else "\\x%02x" % b for b in raw)
+        self.assertEqual(core.shown_attributes(core.gio_text(escaped))[core.STATE_ATTR], 'failed: Café "x"')
+        self.assertEqual(core.shown_attributes("{}"), {core.STATE_ATTR: None, core.PIN_ATTR: None, core.ORIGIN_ATTR: None})
+        # None: no such attribute (a mount of an earlier version), or not the object the mount writes.
+        for text in (None, "", "cached", "[1]", '"x"', "{"):
+            self.assertIsNone(core.shown_attributes(text), text)
+        # A value that is not text counts as absent.
+        self.assertIsNone(core.shown_attributes('{"user.transferfs.pin": 1}')[core.PIN_ATTR])
+
     def test_only_a_sent_transfers_folder_is_looked_in_for_its_link_file(self):
         wants = lambda rel, is_dir=True: core.wants_link_file(core.entry_from(MNT + "/" + rel, is_dir, MOUNTS, lambda _n: None))
         self.assertTrue(wants("sent/T"))
