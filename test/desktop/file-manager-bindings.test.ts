@@ -80,6 +80,8 @@ describe('the file-manager extensions under their bindings', () => {
           // A fetch under way is asked again; the others stand until something changes them.
           askedAgain: { 'inbox/T': false, 'inbox/T/a.bin': true, 'outbox/x.bin': false },
           menu: { 'inbox/T': ['Keep on this computer', 'Show details'], 'inbox/T/a.bin': ['Copy link', 'Open in browser', 'Show details'], 'outbox/x.bin': [] },
+          // Its address, read when "Copy link" is chosen.
+          link: [['copy-link', 'https://example.com/t/abc']],
         },
         // The menu's commands, run by GIO and answered on the main loop: a failure's reason, a
         // program that cannot be started, one stopped past its time.

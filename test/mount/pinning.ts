@@ -45,11 +45,11 @@ export async function state(p: string): Promise<string> {
   return r.stdout
 }
 
-/** `user.transferfs.shown` of `p`: each attribute a file manager shows, by name. */
-export async function shown(p: string): Promise<Record<string, string>> {
+/** `user.transferfs.shown` of `p`: what a file manager shows of it, in one read. */
+export async function shown(p: string): Promise<string> {
   const r = await run('getfattr', ['--only-values', '-n', 'user.transferfs.shown', p])
   if (r.code !== 0) throw new Error(`getfattr ${p}: ${r.stderr}`)
-  return JSON.parse(r.stdout) as Record<string, string>
+  return r.stdout
 }
 
 export async function md5sum(p: string): Promise<string> {

@@ -103,14 +103,15 @@ describe('attributes', () => {
     expect((await fs.getxattr('/by-id/x1', 'user.xdg.origin.url')).toString()).toBe('https://transfer.test/d/x1')
   })
 
-  it('user.transferfs.shown: the attributes a file manager shows, in one read; {} where none applies; not listed', async () => {
+  it('user.transferfs.shown: the state, then `pin` and `page`, in one short read; empty where none applies; not listed', async () => {
     const { catalog, fs } = setup()
     catalog.add(withFiles('x1'))
-    const shown = async (p: string) => JSON.parse((await fs.getxattr(p, 'user.transferfs.shown')).toString()) as unknown
-    expect(await shown('/by-id/x1/photo.JPG')).toEqual({ 'user.xdg.origin.url': 'https://transfer.test/d/x1' })
-    expect(await shown('/by-id/x1')).toEqual({ 'user.xdg.origin.url': 'https://transfer.test/d/x1' })
-    expect(await shown('/')).toEqual({})
-    expect(await shown('/by-id/x1/.transfer.json')).toEqual({})
+    const shown = async (p: string) => (await fs.getxattr(p, 'user.transferfs.shown')).toString()
+    // No pinner here: no state, no pin; the files and the transfer's folder carry its page.
+    expect(await shown('/by-id/x1/photo.JPG')).toBe('\npage')
+    expect(await shown('/by-id/x1')).toBe('\npage')
+    expect(await shown('/')).toBe('')
+    expect(await shown('/by-id/x1/.transfer.json')).toBe('')
     await expect(fs.getxattr('/by-id/x1/nothing', 'user.transferfs.shown')).rejects.toMatchObject({ code: 'ENOENT' })
     await expect(fs.getxattr('/nowhere', 'user.transferfs.shown')).rejects.toMatchObject({ code: 'ENOENT' })
     expect(await fs.listxattr('/by-id/x1/photo.JPG')).not.toContain('user.transferfs.shown')

@@ -264,6 +264,8 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
                 entry = entries[0]
                 if entry.origin_url:
                     self._use_link(action, entry.origin_url)
+                elif entry.has_page:
+                    read_attribute(Gio, entry.path, core.ORIGIN_ATTR, lambda url: self._use_link(action, url if url and core.is_web_address(url) else None))
                 elif entry.has_link_file:
                     read_text(Gio, os.path.join(entry.path, "link.url"), lambda text: self._use_link(action, text and core.link_from_text(text)))
             elif action == core.DETAILS:
@@ -314,6 +316,21 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
                 open_uri(Gio, Gio.File.new_for_path(name).get_uri())
 
     return TransferfsExtension
+
+
+def read_attribute(Gio: Any, path: str, name: str, then: Any) -> None:
+    """`then(text)` on the main loop once GIO has read the extended attribute `name` of `path`
+    (None: it has none, or it could not be read)."""
+    attribute = core.gio_attribute(name)
+
+    def read(source: Any, result: Any) -> None:
+        try:
+            text = core.gio_text(source.query_info_finish(result).get_attribute_string(attribute))
+        except Exception:  # GLib.Error: gone, or the mount failed
+            text = None
+        then(text)
+
+    Gio.File.new_for_path(path).query_info_async(attribute, Gio.FileQueryInfoFlags.NOFOLLOW_SYMLINKS, 0, None, read)  # 0: GLib.PRIORITY_DEFAULT
 
 
 def read_text(Gio: Any, path: str, then: Any) -> None:

@@ -12,7 +12,6 @@ nothing. The actions run the `transferfs` commands (pin, unpin, free); nothing i
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import shlex
@@ -26,11 +25,15 @@ from .shown import plain_text
 STATE_ATTR = "user.transferfs.state"
 PIN_ATTR = "user.transferfs.pin"
 ORIGIN_ATTR = "user.xdg.origin.url"
-#: The three above in one read (a JSON object from each one's name to its text, those absent left
-#: out): one getxattr for each entry of a folder instead of three, which kept a listing of
-#: thousands of transfers a third slower than without the extension. Mounts of versions before
-#: it have none of it, and are read one attribute at a time.
+#: The three above in one short read: the state, then on a second line `pin` (pinned itself)
+#: and `page` (it carries its page, whose address is read when used). One getxattr for each
+#: entry of a folder instead of three, which kept a listing of thousands of transfers a third
+#: slower than without the extension. Mounts of versions before it have none of it, and are
+#: read one attribute at a time.
 SHOWN_ATTR = "user.transferfs.shown"
+#: What SHOWN_ATTR gives for ORIGIN_ATTR where the entry carries its page: the address is not
+#: read yet (entry_from: has_page, no origin_url).
+PAGE_NOT_READ = ""
 
 #: The files the mount makes of a transfer's details: never pinned, freed or sent.
 MADE_FILES = frozenset({".transfer.json", "link.url", ".password", ".forward"})
@@ -58,6 +61,12 @@ class Entry:
     #: A sent transfer's folder that shows `link.url`.
     has_link_file: bool = False
     parts: Tuple[str, ...] = field(default_factory=tuple)
+    #: It carries its transfer's address (`user.xdg.origin.url`): `origin_url` where it was
+    #: read, else read when a menu entry uses it.
+    has_page: bool = False
+
+    def __post_init__(self) -> None:
+        self.has_page = self.has_page or self.origin_url is not None
 
     @property
     def on_mount(self) -> bool:
@@ -106,17 +115,18 @@ ATTRIBUTES = (STATE_ATTR, PIN_ATTR, ORIGIN_ATTR)
 
 
 def shown_attributes(text: Optional[str]) -> Optional[Dict[str, Optional[str]]]:
-    """Each of ATTRIBUTES' text (None where absent) from SHOWN_ATTR's value; None where there is
-    no such value (a mount of an earlier version) or it is not the JSON object the mount writes."""
+    """Each of ATTRIBUTES' text from SHOWN_ATTR's value (None where absent; ORIGIN_ATTR's is
+    PAGE_NOT_READ where the entry has it); None where there is no such value (a mount of an
+    earlier version)."""
     if text is None:
         return None
-    try:
-        shown = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(shown, dict):
-        return None
-    return {name: shown[name] if isinstance(shown.get(name), str) else None for name in ATTRIBUTES}
+    state, _, flags = text.partition("\n")
+    words = flags.split()
+    return {
+        STATE_ATTR: state or None,
+        PIN_ATTR: "1" if "pin" in words else None,
+        ORIGIN_ATTR: PAGE_NOT_READ if "page" in words else None,
+    }
 
 
 def gio_attribute(xattr: str) -> str:
@@ -157,6 +167,7 @@ def entry_from(path: str, is_dir: bool, mounts: Sequence[Mount], attribute: Call
     if not is_dir or entry.is_transfer_folder:
         url = attribute(ORIGIN_ATTR)
         entry.origin_url = url if url and is_web_address(url) else None
+        entry.has_page = entry.origin_url is not None or url == PAGE_NOT_READ
     return entry
 
 
@@ -339,7 +350,7 @@ def _applies(action: str, e: Entry) -> bool:
         # A pin's files keep their bytes: freeing is for what the cache holds besides.
         return e.on_mount and e.pinnable and kind in ("partial", "cached") and not (e.state or "").startswith("pinned")
     if action in (COPY_LINK, OPEN_LINK):
-        return e.on_mount and (e.origin_url is not None or e.has_link_file)
+        return e.on_mount and (e.has_page or e.has_link_file)
     if action == DETAILS:
         return e.on_mount and e.transfer_folder is not None
     if action == SEND:
@@ -416,6 +427,9 @@ def link_of(entry: Entry) -> Optional[str]:
     """The address "Copy link" and "Open in browser" use: the transfer's page its file or folder carries, else a sent transfer's link."""
     if entry.origin_url:
         return entry.origin_url
+    if entry.has_page:
+        url = _xattr(entry.path, ORIGIN_ATTR)
+        return url if url and is_web_address(url) else None
     if entry.has_link_file:
         return read_link_file(entry.path)
     return None

@@ -104,8 +104,16 @@ def read_asynchronously(fm, GObject):
     GLib.timeout_add(100, lambda: (loop.quit() if len(completions) == len(infos) and infos["inbox/T/a.bin"].invalidated else None) or True)
     GLib.timeout_add_seconds(10, loop.quit)
     loop.run()
+    # "Copy link" on the file: its address is read (through GIO) only now, then used.
+    used = []
+    extension._use_link = lambda action, url: used.append((action, url)) or loop.quit()
+    file_path = os.path.join(root, "inbox/T/a.bin")
+    extension._activate(None, core.COPY_LINK, [extension._entries[file_path]], [infos["inbox/T/a.bin"]])
+    GLib.timeout_add_seconds(10, loop.quit)
+    loop.run()
     shutil.rmtree(root)
     return {
+        "link": used,
         "results": results,
         "completions": completions,
         "emblems": {rel: i.emblems for rel, i in infos.items()},

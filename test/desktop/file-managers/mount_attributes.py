@@ -1,8 +1,8 @@
 """A local entry given the extended attributes a transferfs mount answers, for tests that take a
 local folder for a mount: each attribute alone, and (but for a mount of an earlier version)
-all of them in user.transferfs.shown, as the mount writes it (src/vfs/shown-xattr.ts)."""
+user.transferfs.shown as the mount writes it (src/vfs/shown-xattr.ts): the state, then on a
+second line `pin` and `page` where it has those attributes."""
 
-import json
 import os
 
 from transferfs_fm import core
@@ -13,4 +13,6 @@ def give(path, attributes, older=False):
     for name, text in attributes.items():
         os.setxattr(path, name, text.encode())
     if not older:
-        os.setxattr(path, core.SHOWN_ATTR, json.dumps(attributes, ensure_ascii=False).encode())
+        flags = [word for word, name in (("pin", core.PIN_ATTR), ("page", core.ORIGIN_ATTR)) if name in attributes]
+        shown = attributes.get(core.STATE_ATTR, "") + ("\n" + " ".join(flags) if flags else "")
+        os.setxattr(path, core.SHOWN_ATTR, shown.encode())

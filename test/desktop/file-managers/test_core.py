@@ -241,21 +241,34 @@ class AsGioGivesThem(unittest.TestCase):
 
     def test_the_three_attributes_from_the_one_read(self):
         self.assertEqual(core.gio_attribute(core.SHOWN_ATTR), "xattr::transferfs.shown")
-        text = r'{"user.transferfs.state":"pinned, failed: Caf\u00e9 \\ \"x\"","user.transferfs.pin":"1"}'
-        self.assertEqual(
-            core.shown_attributes(text),
-            {core.STATE_ATTR: 'pinned, failed: Café \\ "x"', core.PIN_ATTR: "1", core.ORIGIN_ATTR: None},
-        )
+        each = lambda text: [core.shown_attributes(text)[name] for name in core.ATTRIBUTES]
+        self.assertEqual(each("pinned\npin page"), ["pinned", "1", core.PAGE_NOT_READ])
+        self.assertEqual(each("cached\npage"), ["cached", None, core.PAGE_NOT_READ])
+        self.assertEqual(each("online"), ["online", None, None])
+        self.assertEqual(each(""), [None, None, None])
+        self.assertEqual(each("\npage"), [None, None, core.PAGE_NOT_READ])
         # As GIO gives it: the bytes outside printable ASCII, and the backslash, as \xNN.
-        raw = '{"user.transferfs.state":"failed: Café \\"x\\""}'.encode("utf-8")
-        escaped = "".join(chr(b) if 32 <= b < 127 and b != 0x5C else "\\x%02x" % b for b in raw)
-        self.assertEqual(core.shown_attributes(core.gio_text(escaped))[core.STATE_ATTR], 'failed: Café "x"')
-        self.assertEqual(core.shown_attributes("{}"), {core.STATE_ATTR: None, core.PIN_ATTR: None, core.ORIGIN_ATTR: None})
-        # None: no such attribute (a mount of an earlier version), or not the object the mount writes.
-        for text in (None, "", "cached", "[1]", '"x"', "{"):
-            self.assertIsNone(core.shown_attributes(text), text)
-        # A value that is not text counts as absent.
-        self.assertIsNone(core.shown_attributes('{"user.transferfs.pin": 1}')[core.PIN_ATTR])
+        self.assertEqual(each(core.gio_text("pinned, failed: Caf\\xc3\\xa9\\x0apin")), ["pinned, failed: Café", "1", None])
+        # None: no such attribute (a mount of an earlier version).
+        self.assertIsNone(core.shown_attributes(None))
+
+    def test_an_entry_from_the_one_read_has_its_page_but_reads_its_address_when_used(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "inbox", "T", "a.bin")
+            os.makedirs(os.path.dirname(path))
+            open(path, "w").close()
+            os.setxattr(path, core.ORIGIN_ATTR, b"https://example.com/t/abc")
+            mounts = [core.Mount(d, core.FS_TYPE, "transferfs:/data")]
+            entry = core.entry_from(path, False, mounts, core.shown_attributes("cached\npage").get)
+            self.assertEqual((entry.state, entry.has_page, entry.origin_url), ("cached", True, None))
+            self.assertEqual(core.menu_actions([entry]), [core.KEEP, core.FREE, core.COPY_LINK, core.OPEN_LINK, core.DETAILS])
+            self.assertEqual(core.link_of(entry), "https://example.com/t/abc")
+            # An address that is not a web page is no link, read late as early.
+            os.setxattr(path, core.ORIGIN_ATTR, b"file:///etc/passwd")
+            self.assertIsNone(core.link_of(entry))
+            entry = core.entry_from(path, False, mounts, core.shown_attributes("cached").get)
+            self.assertFalse(entry.has_page)
+            self.assertNotIn(core.COPY_LINK, core.menu_actions([entry]))
 
     def test_only_a_sent_transfers_folder_is_looked_in_for_its_link_file(self):
         wants = lambda rel, is_dir=True: core.wants_link_file(core.entry_from(MNT + "/" + rel, is_dir, MOUNTS, lambda _n: None))
