@@ -10,7 +10,7 @@ import { splitPath, type Area, type Names, type OpenNode } from './areas/area.js
 import { FsError, type FileSystemCore, type NodeAttr, type OpenFlags, type StatFs } from './core.js'
 import { HandleTable } from './handles.js'
 import { WHAT_PINS, type PinTarget } from './pinning.js'
-import { SHOWN_XATTR, shownOf } from './shown-xattr.js'
+import { SHOWN_XATTR, shownOf, shownText } from './shown-xattr.js'
 
 /** Where a path is: the root folder, a name at the top that is no area, or inside an area. */
 type Place =
@@ -88,8 +88,8 @@ export abstract class AreaRouter implements FileSystemCore {
   }
 
   async getxattr(path: string, name: string): Promise<Buffer> {
-    if (name === SHOWN_XATTR) return shownOf((part) => this.getxattr(path, part))
     const p = this.place(path)
+    if (name === SHOWN_XATTR) return shownText(p.at === 'area' && p.area.shown ? await p.area.shown(p.names) : await shownOf((part) => this.getxattr(path, part)))
     if (p.at === 'area' && p.area.getxattr) return p.area.getxattr(p.names, name)
     // Only user.* attributes exist here. Any other namespace (security.selinux, ACLs) is
     // "not supported" rather than "absent": ls and file managers remember that per

@@ -15,8 +15,29 @@ export const SHOWN_XATTR = 'user.transferfs.shown'
 /** A received file's or transfer's address, under the name browsers give a download's source. */
 export const ORIGIN_XATTR = 'user.xdg.origin.url'
 
-/** The value of `SHOWN_XATTR`, from `get`, the getxattr of the same path (absent: ENODATA). */
-export async function shownOf(get: (name: string) => Promise<Buffer>): Promise<Buffer> {
+/** What `SHOWN_XATTR` tells of an entry. */
+export interface Shown {
+  /** `STATE_XATTR`'s text; absent where the entry has none. */
+  state?: string
+  /** `PIN_XATTR` is set: pinned itself. */
+  pinned: boolean
+  /** It carries `ORIGIN_XATTR`. */
+  page: boolean
+}
+
+/** The value of `SHOWN_XATTR` for `shown`. */
+export function shownText(shown: Shown): Buffer {
+  // The state is a line of its own: a newline in a failure's reason would start the flags.
+  const state = (shown.state ?? '').replace(/[\r\n]+/g, ' ')
+  const flags = [shown.pinned ? 'pin' : '', shown.page ? 'page' : ''].filter(Boolean)
+  return Buffer.from(flags.length > 0 ? `${state}\n${flags.join(' ')}` : state, 'utf8')
+}
+
+/**
+ * What `SHOWN_XATTR` tells, from `get`, the getxattr of the same path (absent: ENODATA): for an
+ * area that does not work it out itself (Area.shown), at the cost of its three attributes.
+ */
+export async function shownOf(get: (name: string) => Promise<Buffer>): Promise<Shown> {
   const has = async (name: string): Promise<Buffer | undefined> => {
     try {
       return await get(name)
@@ -25,8 +46,7 @@ export async function shownOf(get: (name: string) => Promise<Buffer>): Promise<B
       throw e
     }
   }
-  // The state is a line of its own: a newline in a failure's reason would start the flags.
-  const state = ((await has(STATE_XATTR))?.toString('utf8') ?? '').replace(/[\r\n]+/g, ' ')
-  const flags = [(await has(PIN_XATTR)) ? 'pin' : '', (await has(ORIGIN_XATTR)) ? 'page' : ''].filter(Boolean)
-  return Buffer.from(flags.length > 0 ? `${state}\n${flags.join(' ')}` : state, 'utf8')
+  const state = (await has(STATE_XATTR))?.toString('utf8')
+  const shown: Shown = { pinned: (await has(PIN_XATTR)) !== undefined, page: (await has(ORIGIN_XATTR)) !== undefined }
+  return state === undefined ? shown : { ...shown, state }
 }

@@ -8,6 +8,7 @@ import type { Bytes } from '../../read/bytes.js'
 import type { LentAhead } from '../../read/source.js'
 import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import type { PinTarget } from '../pinning.js'
+import type { Shown } from '../shown-xattr.js'
 
 /** The access bits of open(2)'s flags (O_RDONLY, O_WRONLY or O_RDWR); Node's constants lack it. */
 export const O_ACCMODE = 0o3
@@ -58,6 +59,8 @@ export interface Area {
   listxattr?(names: Names): Promise<string[]>
   setxattr?(names: Names, name: string, value: Buffer): Promise<void>
   removexattr?(names: Names, name: string): Promise<void>
+  /** What `user.transferfs.shown` tells (../shown-xattr.ts), worked out at once; absent: from getxattr of each attribute. */
+  shown?(names: Names): Promise<Shown>
   /** What pinning the node keeps (../pinning.ts); null or absent: it cannot be pinned. */
   pinTarget?(names: Names): Promise<PinTarget | null>
   create?(names: Names, mode: number): Promise<OpenNode>

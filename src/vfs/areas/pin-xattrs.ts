@@ -2,6 +2,7 @@
 // pinner when one is wired in; without one the tree has neither and stays read-only.
 import { FsError } from '../core.js'
 import { PIN_XATTR, pinWanted, STATE_XATTR, WHAT_PINS, type Pinning, type PinTarget } from '../pinning.js'
+import type { Shown } from '../shown-xattr.js'
 
 /** A node's pin attributes, where `pinning` is the mount's pinner (null: none wired in) and `target` what the node is to it (null: nothing to pin). */
 export class PinXattrs {
@@ -20,6 +21,13 @@ export class PinXattrs {
       return Buffer.from('1', 'utf8')
     }
     return undefined
+  }
+
+  /** The state and whether the node is pinned itself, as user.transferfs.shown tells them. */
+  async shown(): Promise<Omit<Shown, 'page'>> {
+    const { pinning, target } = this
+    if (!pinning || !target) return { pinned: false }
+    return { state: await pinning.stateOf(target), pinned: pinning.isPinned(target.scope) }
   }
 
   names(): string[] {

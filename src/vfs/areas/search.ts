@@ -9,6 +9,7 @@ import { FsError, type NodeAttr, type OpenFlags } from '../core.js'
 import { byteLength, NAME_MAX_BYTES } from '../names.js'
 import { isProbeName } from '../probe-names.js'
 import type { PinTarget } from '../pinning.js'
+import type { Shown } from '../shown-xattr.js'
 import type { Area, Names, OpenNode } from './area.js'
 import { TransferArea, type TransferView } from './transfers.js'
 
@@ -44,6 +45,11 @@ export class SearchArea implements Area {
   async getxattr(names: Names, name: string): Promise<Buffer> {
     const [area, below] = await this.at(names)
     return area.getxattr(below, name)
+  }
+
+  async shown(names: Names): Promise<Shown> {
+    const [area, below] = await this.at(names)
+    return area.shown(below)
   }
 
   async listxattr(names: Names): Promise<string[]> {

@@ -14,7 +14,7 @@ import { isDirectory, linkFile, transferJson, transferOf, TreeResolver, type Nod
 import type { VfsSettings } from '../settings.js'
 import { filesOfTree, type Covered, type Pinning, type PinTarget, type PinScope } from '../pinning.js'
 import { PASSWORD_FILE, type TreeDir } from '../transfer-tree.js'
-import { ORIGIN_XATTR } from '../shown-xattr.js'
+import { ORIGIN_XATTR, type Shown } from '../shown-xattr.js'
 import { withoutQuery } from '../shown-urls.js'
 import { EVERYONE, folderMode, OWNER_ONLY, readOnlyFileMode } from '../../base/access-bits.js'
 import { PinXattrs } from './pin-xattrs.js'
@@ -211,6 +211,12 @@ export class TransferArea implements Area {
     return pin
   }
 
+  /** user.transferfs.shown's parts with one lookup of the node (a file manager reads it for each entry it lists). */
+  async shown(names: Names): Promise<Shown> {
+    const node = await this.tree.resolve(names)
+    return { ...(await this.pinXattrs(names, node).shown()), page: pageOf(node) !== undefined }
+  }
+
   async listxattr(names: Names): Promise<string[]> {
     const node = await this.tree.resolve(names)
     return [...this.xattrsOf(node).keys(), ...this.pinXattrs(names, node).names()]
@@ -321,17 +327,21 @@ export class TransferArea implements Area {
 
   private xattrsOf(node: Node): Map<string, string> {
     const attrs = new Map<string, string>()
-    // A transfer's folder carries its page too, from the listing that named it (never a call
-    // to the service): a file manager's "Copy link" on the folder is then one read.
-    if (node.kind === 'transfer') {
-      const url = transferOf(node)?.url
-      if (url) attrs.set(ORIGIN_XATTR, withoutQuery(url))
-      return attrs
-    }
-    if (node.kind !== 'file') return attrs
-    if (node.file.remote.md5) attrs.set('user.md5', node.file.remote.md5)
-    if (node.transfer.url) attrs.set(ORIGIN_XATTR, withoutQuery(node.transfer.url))
-    attrs.set('user.mime_type', mimeTypeOf(node.file.remote.fileName))
+    if (node.kind === 'file' && node.file.remote.md5) attrs.set('user.md5', node.file.remote.md5)
+    const page = pageOf(node)
+    if (page) attrs.set(ORIGIN_XATTR, withoutQuery(page))
+    if (node.kind === 'file') attrs.set('user.mime_type', mimeTypeOf(node.file.remote.fileName))
     return attrs
   }
+}
+
+/**
+ * The transfer's address a node carries (ORIGIN_XATTR): its files, and its own folder too, from
+ * the listing that named it (never a call to the service), so a file manager's "Copy link" on
+ * the folder is one read.
+ */
+function pageOf(node: Node): string | undefined {
+  if (node.kind === 'transfer') return transferOf(node)?.url || undefined
+  if (node.kind === 'file') return node.transfer.url || undefined
+  return undefined
 }
