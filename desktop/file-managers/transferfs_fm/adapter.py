@@ -118,12 +118,16 @@ def build(fm: Any, GObject: Any, GLib: Any, Gio: Any, flavor: str) -> type:
             attributes = self._folder_reads.take(path, asker)
             entry = None
             if attributes is not None:
-                entry = core.entry_from(path, is_dir, mounts, attributes.get)
-                if not core.wants_link_file(entry):
-                    # Its folder's enumeration read it: answered now, with no I/O and no round
-                    # trip through the main loop (what made a long listing slow).
-                    self._show(file_info, entry)
-                    return fm.OperationResult.COMPLETE
+                try:
+                    entry = core.entry_from(path, is_dir, mounts, attributes.get)
+                    if not core.wants_link_file(entry):
+                        # Its folder's enumeration read it: answered now, with no I/O and no round
+                        # trip through the main loop (what made a long listing slow).
+                        self._show(file_info, entry)
+                        return fm.OperationResult.COMPLETE
+                except Exception as error:  # a bug: said, and the file manager goes on with the next file
+                    print("transferfs: showing %s: %s" % (core.plain_text(path), core.plain_text(str(error))), file=sys.stderr)
+                    return fm.OperationResult.FAILED
             ask = Ask(fm, GLib, provider, handle, closure, path)
             if entry is not None:
                 self._link_file(ask, file_info, entry)

@@ -131,7 +131,8 @@ def main():
         whether it was answered at once."""
         handle = object()
         result = extension.update_file_info_full(extension, handle, None, info)
-        if result == fm.OperationResult.COMPLETE:
+        if result in (fm.OperationResult.COMPLETE, fm.OperationResult.FAILED):
+            results[info] = result.value_nick
             return True
         assert result == fm.OperationResult.IN_PROGRESS, result
 
@@ -198,6 +199,14 @@ def main():
     older = listing(older_infos)
     older_wrong = shown(older_infos)
     older_menu = extension.get_file_items([older_infos[0]]) if flavor == "nautilus" else extension.get_file_items(None, [older_infos[0]])
+    # A bug in what every entry shows: each said, each answered failed (at once, or through its
+    # completion), and the listing goes on to its end.
+    shows = core.column_text
+    core.column_text = lambda entry: (_ for _ in ()).throw(ValueError("a bug"))
+    buggy_infos = [FileInfo(os.path.join(inbox, name), True) for name in os.listdir(inbox)]
+    buggy = listing(buggy_infos)
+    buggy_results = collections.Counter(results.get(info) for info in buggy_infos)
+    core.column_text = shows
     # A mount that never answers: the file manager still gets its answer (failed), in time.
     asks.ANSWER_SECONDS = 0.2
     os.mkdir(os.path.join(root, "stuck"))
@@ -218,6 +227,7 @@ def main():
         "afterCommand": {**after_command, "invalidated": commanded.invalidated, "column": commanded.attributes.get(adapter.COLUMN_ATTRIBUTE)},
         "relisted": relisted,
         "relistedWrong": relisted_wrong,
+        "buggy": {**buggy, "results": dict(buggy_results)},
         "older": {**older, "wrong": older_wrong, "menu": [i.get_property("label") for i in older_menu]},
         "stuck": {**stuck_listing, "result": results.get(stuck), "seconds": round(stuck_seconds, 1)},
     }), flush=True)
